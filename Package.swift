@@ -1,0 +1,98 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "SyncBadge",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "syncbadged", targets: ["syncbadged"]),
+        .executable(name: "syncbadge", targets: ["syncbadge"]),
+        .library(name: "SyncBadgeClient", targets: ["SyncBadgeClient"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+    ],
+    targets: [
+        // libinotifytools ships no pkg-config file, so the system library names its apt package only.
+        .systemLibrary(
+            name: "CInotifyTools",
+            providers: [.apt(["libinotifytools0-dev"])]
+        ),
+        .target(name: "SyncBadgeCore", swiftSettings: strict),
+        .target(
+            name: "SyncBadgeWatcher",
+            dependencies: [
+                "CInotifyTools", "SyncBadgeCore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "SyncBadgeStore",
+            dependencies: [
+                "SyncBadgeCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "SyncBadgeServer",
+            dependencies: [
+                "SyncBadgeCore", "SyncBadgeWatcher", "SyncBadgeStore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(name: "SyncBadgeClient", dependencies: ["SyncBadgeCore"], swiftSettings: strict),
+        .executableTarget(
+            name: "syncbadged",
+            dependencies: [
+                "SyncBadgeServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "syncbadge",
+            dependencies: [
+                "SyncBadgeClient", "SyncBadgeCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "SyncBadgeCoreTests", dependencies: ["SyncBadgeCore"], swiftSettings: strict),
+        .testTarget(
+            name: "SyncBadgeWatcherTests",
+            dependencies: ["SyncBadgeWatcher", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "SyncBadgeStoreTests", dependencies: ["SyncBadgeStore"], swiftSettings: strict),
+        .testTarget(
+            name: "SyncBadgeServerTests",
+            dependencies: [
+                "SyncBadgeServer",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        // End-to-end: the real binaries against real temporary directories.
+        .testTarget(
+            name: "SyncBadgeClientTests",
+            dependencies: ["SyncBadgeClient", "syncbadged", "syncbadge"],
+            swiftSettings: strict
+        ),
+    ]
+)

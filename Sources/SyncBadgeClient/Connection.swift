@@ -1,0 +1,205 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SyncBadgeCore
+
+public enum ClientError: Error, CustomStringConvertible, Equatable {
+    /// Nothing answers on the socket.
+    case noDaemon(String)
+    /// The daemon answered `ERR <code>`.
+    case server(code: String, message: String?)
+    /// The connection closed (with the daemon's `* BYE` reason, if it gave one).
+    case closed(String?)
+    case timeout
+    case malformed(String)
+
+    public var description: String {
+        switch self {
+        case .noDaemon(let path): "no daemon answers on \(path)"
+        case .server(let code, let message): message.map { "\(code): \($0)" } ?? code
+        case .closed(let reason): "the daemon closed the connection" + (reason.map { " (\($0))" } ?? "")
+        case .timeout: "the daemon did not answer in time"
+        case .malformed(let line): "malformed line from the daemon: \(line)"
+        }
+    }
+}
+
+/// One field of a request.
+public enum RequestField: Sendable {
+    case path([UInt8])
+    case word(String)
+    case option(String, [UInt8])
+
+    public static func option(_ key: String, _ value: String) -> RequestField { .option(key, Array(value.utf8)) }
+}
+
+/// A complete answer: its data lines and the final `OK`.
+public struct Reply: Sendable {
+    public var data: [WireMessage]
+    public var ok: WireMessage
+}
+
+/// A blocking connection to `syncbadged`: small and quick to start, for the CLI, scripts and
+/// tests. Pushes that arrive while waiting for an answer are kept for `nextPush`.
+public final class Connection {
+    public let socketPath: String
+    public private(set) var epoch = ""
+    public private(set) var capabilities: [String] = []
+    let fd: Int32
+    var buffer: [UInt8] = []
+    var start = 0
+    var nextTag = 1
+    var pushes: [WireMessage] = []
+    var pushHead = 0
+    public private(set) var closedReason: String?
+
+    /// Connects without saying `HELLO`.
+    public init(socketPath: String) throws {
+        self.socketPath = socketPath
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw ClientError.noDaemon(socketPath) }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(socketPath.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else {
+            close(fd)
+            throw ClientError.noDaemon(socketPath)
+        }
+        withUnsafeMutableBytes(of: &addr.sun_path) { $0.copyBytes(from: bytes) }
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard rc == 0 else {
+            close(fd)
+            throw ClientError.noDaemon(socketPath)
+        }
+        self.fd = fd
+    }
+
+    /// Connects and says `HELLO` with the given role.
+    public convenience init(socketPath: String, role: String, name: String) throws {
+        try self.init(socketPath: socketPath)
+        let reply = try request("HELLO", [.word("proto=1"), .option("role", role), .option("name", name)])
+        epoch = reply.ok.option("epoch") ?? ""
+        capabilities = (reply.ok.option("caps") ?? "").split(separator: ",").map(String.init)
+    }
+
+    deinit { close(fd) }
+
+    // MARK: Requests
+
+    /// Sends a request without waiting; returns its tag.
+    @discardableResult
+    public func send(_ verb: String, _ fields: [RequestField] = []) throws -> String {
+        let tag = String(nextTag)
+        nextTag += 1
+        var line = WireLine(tag)
+        line.word(verb)
+        for f in fields {
+            switch f {
+            case .path(let p): line.field(p)
+            case .word(let w): line.word(w)
+            case .option(let k, let v): line.option(k, v)
+            }
+        }
+        try sendRaw(line.terminated())
+        return tag
+    }
+
+    public func sendRaw(_ bytes: [UInt8]) throws {
+        var off = 0
+        while off < bytes.count {
+            let n = bytes[off...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw ClientError.closed(closedReason)
+            }
+            off += n
+        }
+    }
+
+    /// Reads the answer to `tag`: data lines until the final line. `ERR` throws.
+    public func reply(to tag: String, timeout: Double? = nil) throws -> Reply {
+        var data: [WireMessage] = []
+        while true {
+            let m = try readMessage(timeout: timeout)
+            if m.isPush {
+                pushes.append(m)
+                continue
+            }
+            guard m.head == tag else { throw ClientError.malformed("answer for tag \(m.head) while waiting for \(tag)") }
+            switch m.kind {
+            case "OK": return Reply(data: data, ok: m)
+            case "ERR":
+                throw ClientError.server(code: m.fields.first?.string ?? "?", message: m.option("message"))
+            default: data.append(m)
+            }
+        }
+    }
+
+    public func request(_ verb: String, _ fields: [RequestField] = [], timeout: Double? = nil) throws -> Reply {
+        try reply(to: try send(verb, fields), timeout: timeout)
+    }
+
+    /// The next push, waiting at most `timeout` seconds (forever when nil); nil on timeout.
+    public func nextPush(timeout: Double?) throws -> WireMessage? {
+        if pushHead < pushes.count {
+            defer {
+                pushHead += 1
+                if pushHead == pushes.count {
+                    pushes.removeAll()
+                    pushHead = 0
+                }
+            }
+            return pushes[pushHead]
+        }
+        while true {
+            do {
+                let m = try readMessage(timeout: timeout)
+                if m.isPush { return m }
+                throw ClientError.malformed("unexpected answer for tag \(m.head)")
+            } catch ClientError.timeout {
+                return nil
+            }
+        }
+    }
+
+    // MARK: Reading
+
+    /// The next raw line without its LF.
+    public func readLine(timeout: Double?) throws -> [UInt8] {
+        while true {
+            if let lf = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Array(buffer[start..<lf])
+                start = lf + 1
+                if start > 65536 && start * 2 > buffer.count {
+                    buffer.removeFirst(start)
+                    start = 0
+                }
+                return line
+            }
+            if let timeout {
+                var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                let ms = Int32(max(0, min(timeout * 1000, Double(Int32.max))))
+                let rc = poll(&p, 1, ms)
+                if rc == 0 { throw ClientError.timeout }
+                if rc < 0 && errno != EINTR { throw ClientError.closed(closedReason) }
+                if rc < 0 { continue }
+            }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { throw ClientError.closed(closedReason) }
+            buffer.append(contentsOf: chunk[0..<n])
+        }
+    }
+
+    func readMessage(timeout: Double?) throws -> WireMessage {
+        let line = try readLine(timeout: timeout)
+        guard let m = WireMessage(line: line) else {
+            throw ClientError.malformed(String(decoding: line, as: UTF8.self))
+        }
+        if m.isPush && m.kind == "BYE" { closedReason = m.fields.first?.string }
+        return m
+    }
+}

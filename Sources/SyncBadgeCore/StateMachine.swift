@@ -1,0 +1,80 @@
+/// Everything the daemon keeps about one path.
+public struct EntryRecord: Sendable, Equatable {
+    public var kind: EntryKind
+    /// The entry's own state (a directory's roll-up is computed from its counts).
+    public var state: SyncState
+    public var gen: UInt64
+    public var progress: UInt8?
+    public var message: String?
+    /// A provider's badge override.
+    public var badge: String?
+    /// The file's identity when it became `synced`.
+    public var syncedIdentity: FileIdentity?
+    /// Ignored because the root's ignore rules (or its ignored parent) say so.
+    public var ruleIgnored: Bool = false
+
+    public init(kind: EntryKind, state: SyncState, gen: UInt64) {
+        self.kind = kind
+        self.state = state
+        self.gen = gen
+    }
+
+    public var isTombstone: Bool { kind == .gone }
+}
+
+/// The transition rules of one path (PROTOCOL.md, "The state rules"), with no I/O: each
+/// function takes the current record and an event and returns the new record, or nil when the
+/// event changes nothing. Generations come from `gens`, bumped only when something changes.
+public enum StateMachine {
+    /// A local change the watcher saw (create, write, attribute change, move in, rename target).
+    /// An ignored entry, or a synced file whose identity is the recorded one, does not change.
+    public static func localChange(_ r: EntryRecord, kind: EntryKind, identity: FileIdentity?, gens: inout UInt64) -> EntryRecord? {
+        if r.state == .ignored { return nil }
+        if r.state == .synced, r.kind == kind, let recorded = r.syncedIdentity, recorded == identity { return nil }
+        return changed(r, kind: kind, gens: &gens)
+    }
+
+    /// Whether a rescan's view of an entry shows no change: only an identity recorded at
+    /// `synced` can tell; without one, the entry keeps what it had.
+    public static func identityUnchanged(_ r: EntryRecord, identity: FileIdentity?) -> Bool {
+        guard r.state == .synced, let recorded = r.syncedIdentity, let identity else { return true }
+        return recorded == identity
+    }
+
+    /// The path was deleted or moved away: a `pending` tombstone. Nil when it is ignored,
+    /// which needs no tombstone: the caller drops the entry.
+    public static func deleted(_ r: EntryRecord, gens: inout UInt64) -> EntryRecord? {
+        if r.state == .ignored || r.isTombstone { return nil }
+        return changed(r, kind: .gone, gens: &gens)
+    }
+
+    /// The ignore rules now ignore the entry.
+    public static func becameIgnored(_ r: EntryRecord) -> EntryRecord {
+        var n = r
+        n.state = .ignored
+        n.ruleIgnored = true
+        n.progress = nil
+        return n
+    }
+
+    /// The ignore rules stopped ignoring the entry: it is `pending`, with a new gen.
+    public static func stoppedIgnoring(_ r: EntryRecord, gens: inout UInt64) -> EntryRecord {
+        var n = changed(r, kind: r.kind, gens: &gens)
+        n.ruleIgnored = false
+        return n
+    }
+
+    static func changed(_ r: EntryRecord, kind: EntryKind, gens: inout UInt64) -> EntryRecord {
+        gens += 1
+        var n = r
+        n.kind = kind
+        n.state = .pending
+        n.gen = gens
+        // What a provider said about the old content no longer applies.
+        n.progress = nil
+        n.message = nil
+        n.badge = nil
+        n.syncedIdentity = nil
+        return n
+    }
+}

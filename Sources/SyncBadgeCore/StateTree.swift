@@ -1,0 +1,363 @@
+/// What a viewer sees of one path: the fields of an `ITEM` line.
+public struct ItemView: Sendable, Equatable {
+    public var path: [UInt8]
+    /// Reported state: a directory's is its roll-up.
+    public var state: SyncState
+    public var badge: String
+    public var kind: EntryKind
+    public var progress: UInt8?
+    public var message: String?
+    public var gen: UInt64
+    /// Descendant counts, on directories only.
+    public var counts: StateCounts?
+
+    public init(path: [UInt8], state: SyncState, badge: String, kind: EntryKind, progress: UInt8? = nil,
+                message: String? = nil, gen: UInt64, counts: StateCounts? = nil) {
+        self.path = path
+        self.state = state
+        self.badge = badge
+        self.kind = kind
+        self.progress = progress
+        self.message = message
+        self.gen = gen
+        self.counts = counts
+    }
+}
+
+/// The state of every path under every root, with directory roll-up counts kept incrementally:
+/// an event costs O(depth), and no lookup walks the tree. No I/O.
+///
+/// Changes are recorded for the caller to turn into pushes: `drainChanges()` returns each node
+/// touched since the last drain with what a viewer saw before, and each path that went away.
+public struct StateTree: Sendable {
+    public typealias NodeID = Int32
+
+    struct Node: Sendable {
+        var parent: NodeID
+        /// A root's is its absolute path; everyone else's is one component.
+        var name: [UInt8]
+        var record: EntryRecord
+        var children: [[UInt8]: NodeID] = [:]
+        /// Every descendant once, by own state (tombstones included).
+        var counts = StateCounts()
+        var live = true
+    }
+
+    public struct Root: Sendable {
+        public var node: NodeID
+        public var path: [UInt8]
+        public var rules: IgnoreRules
+    }
+
+    /// One node touched since the last drain.
+    public struct Change: Sendable {
+        public var node: NodeID
+        public var parent: NodeID
+        /// What a viewer saw before the batch; nil if the entry did not exist (or was a tombstone).
+        public var before: ItemView?
+    }
+
+    /// A path that stopped existing for viewers (deleted, moved away, or its root removed).
+    public struct Removal: Sendable {
+        public var path: [UInt8]
+        /// The node, which may since have been freed or reused.
+        public var node: NodeID
+        public var parent: NodeID
+        public var wasDirectory: Bool
+    }
+
+    var nodes: [Node] = []
+    var free: [NodeID] = []
+    public internal(set) var roots: [Root] = []
+    /// The last generation handed out; generations only grow, across roots and restarts.
+    public var lastGen: UInt64 = 0
+    public private(set) var liveCount = 0
+
+    var touched: [NodeID: ItemView?] = [:]
+    var touchOrder: [NodeID] = []
+    var removals: [Removal] = []
+
+    public init(lastGen: UInt64 = 0) {
+        self.lastGen = lastGen
+    }
+
+    // MARK: Lookup
+
+    /// The root containing `path`, if any.
+    public func root(containing path: [UInt8]) -> Root? {
+        roots.first { PathBytes.relativeComponents(path, under: $0.path) != nil }
+    }
+
+    public func root(at path: [UInt8]) -> Root? {
+        roots.first { $0.path == path }
+    }
+
+    /// The node at `path`, tombstones included.
+    public func find(_ path: [UInt8]) -> NodeID? {
+        for root in roots {
+            guard let rel = PathBytes.relativeComponents(path, under: root.path) else { continue }
+            var id = root.node
+            for c in rel {
+                guard let child = nodes[Int(id)].children[Array(c)] else { return nil }
+                id = child
+            }
+            return id
+        }
+        return nil
+    }
+
+    public func record(_ id: NodeID) -> EntryRecord { nodes[Int(id)].record }
+    public func counts(_ id: NodeID) -> StateCounts { nodes[Int(id)].counts }
+    public func parent(_ id: NodeID) -> NodeID { nodes[Int(id)].parent }
+    public func isRoot(_ id: NodeID) -> Bool { nodes[Int(id)].parent < 0 }
+    public func name(_ id: NodeID) -> [UInt8] { nodes[Int(id)].name }
+
+    public func path(_ id: NodeID) -> [UInt8] {
+        var parts: [NodeID] = []
+        var cur = id
+        while cur >= 0 {
+            parts.append(cur)
+            cur = nodes[Int(cur)].parent
+        }
+        var out = nodes[Int(parts.removeLast())].name
+        for p in parts.reversed() {
+            if out.last != PathBytes.slash { out.append(PathBytes.slash) }
+            out.append(contentsOf: nodes[Int(p)].name)
+        }
+        return out
+    }
+
+    /// Reported state: a directory's own state rolled up with its subtree's.
+    public func reportedState(_ id: NodeID) -> SyncState {
+        let n = nodes[Int(id)]
+        return n.record.kind == .dir ? rolledUpState(own: n.record.state, counts: n.counts) : n.record.state
+    }
+
+    public func view(_ id: NodeID) -> ItemView {
+        view(id, path: path(id))
+    }
+
+    public func view(_ id: NodeID, path: [UInt8]) -> ItemView {
+        let n = nodes[Int(id)]
+        let state = reportedState(id)
+        return ItemView(
+            path: path, state: state, badge: n.record.badge ?? state.name, kind: n.record.kind,
+            progress: n.record.progress, message: n.record.message, gen: n.record.gen,
+            counts: n.record.kind == .dir ? n.counts : nil)
+    }
+
+    /// Existing direct children (tombstones left out), in name order.
+    public func children(_ id: NodeID) -> [NodeID] {
+        nodes[Int(id)].children
+            .filter { nodes[Int($0.value)].record.kind != .gone }
+            .sorted { $0.key.lexicographicallyPrecedes($1.key) }
+            .map(\.value)
+    }
+
+    /// Every node of a root (tombstones included), parents first.
+    public func subtree(_ id: NodeID) -> [NodeID] {
+        var out: [NodeID] = [id]
+        var i = 0
+        while i < out.count {
+            out.append(contentsOf: nodes[Int(out[i])].children.values)
+            i += 1
+        }
+        return out
+    }
+
+    /// The path below the root, as the ignore rules see it.
+    func relativeComponents(_ id: NodeID) -> [ArraySlice<UInt8>] {
+        var out: [ArraySlice<UInt8>] = []
+        var cur = id
+        while nodes[Int(cur)].parent >= 0 {
+            out.append(nodes[Int(cur)].name[...])
+            cur = nodes[Int(cur)].parent
+        }
+        return out.reversed()
+    }
+
+    func rootIndex(of id: NodeID) -> Int? {
+        var cur = id
+        while nodes[Int(cur)].parent >= 0 { cur = nodes[Int(cur)].parent }
+        return roots.firstIndex { $0.node == cur }
+    }
+
+    // MARK: Change recording
+
+    mutating func touch(_ id: NodeID) {
+        guard touched[id] == nil else { return }
+        let n = nodes[Int(id)]
+        touched[id] = (n.live && n.record.kind != .gone) ? .some(view(id)) : .some(nil)
+        touchOrder.append(id)
+    }
+
+    mutating func touchAncestors(of id: NodeID) {
+        var cur = nodes[Int(id)].parent
+        while cur >= 0 {
+            touch(cur)
+            cur = nodes[Int(cur)].parent
+        }
+    }
+
+    /// Nodes touched since the last drain, children before their ancestors, and removed paths.
+    public mutating func drainChanges() -> (changes: [Change], removals: [Removal]) {
+        var changes: [Change] = []
+        changes.reserveCapacity(touchOrder.count)
+        for id in touchOrder {
+            guard let before = touched[id] else { continue }
+            let n = nodes[Int(id)]
+            // A node freed during the batch shows up in `removals` instead.
+            guard n.live else { continue }
+            changes.append(Change(node: id, parent: n.parent, before: before))
+        }
+        let r = removals
+        touched.removeAll(keepingCapacity: true)
+        touchOrder.removeAll(keepingCapacity: true)
+        removals.removeAll(keepingCapacity: true)
+        return (changes, r)
+    }
+
+    // MARK: Counts
+
+    /// What a node adds to each ancestor's counts: itself and its descendants.
+    func contribution(_ id: NodeID) -> StateCounts {
+        var c = nodes[Int(id)].counts
+        c[nodes[Int(id)].record.state] += 1
+        return c
+    }
+
+    mutating func addToAncestors(of id: NodeID, _ delta: StateCounts, sign: Int) {
+        var cur = nodes[Int(id)].parent
+        while cur >= 0 {
+            nodes[Int(cur)].counts.add(delta, times: sign)
+            cur = nodes[Int(cur)].parent
+        }
+    }
+
+    /// Replaces a node's record, keeping every ancestor's counts right.
+    mutating func update(_ id: NodeID, _ new: EntryRecord) {
+        touch(id)
+        let old = nodes[Int(id)].record
+        nodes[Int(id)].record = new
+        if old.state != new.state {
+            var delta = StateCounts()
+            delta[old.state] -= 1
+            delta[new.state] += 1
+            addToAncestors(of: id, delta, sign: 1)
+            touchAncestors(of: id)
+        }
+    }
+
+    // MARK: Node allocation
+
+    mutating func allocate(_ node: Node) -> NodeID {
+        liveCount += 1
+        if let id = free.popLast() {
+            nodes[Int(id)] = node
+            return id
+        }
+        nodes.append(node)
+        return NodeID(nodes.count - 1)
+    }
+
+    /// Frees a node and its descendants, fixing ancestors' counts and recording removals of
+    /// what existed.
+    mutating func detach(_ id: NodeID, recordAs path: [UInt8]?) {
+        let parent = nodes[Int(id)].parent
+        addToAncestors(of: id, contribution(id), sign: -1)
+        touchAncestors(of: id)
+        if parent >= 0 {
+            nodes[Int(parent)].children.removeValue(forKey: nodes[Int(id)].name)
+        }
+        if let path {
+            recordRemovals(id, path: path)
+        }
+        for n in subtree(id) {
+            nodes[Int(n)].live = false
+            nodes[Int(n)].children = [:]
+            nodes[Int(n)].name = []
+            free.append(n)
+            liveCount -= 1
+        }
+    }
+
+    /// Records the node and every existing directory below it as gone for viewers.
+    mutating func recordRemovals(_ id: NodeID, path: [UInt8]) {
+        let n = nodes[Int(id)]
+        guard n.record.kind != .gone else { return }
+        removals.append(Removal(path: path, node: id, parent: n.parent, wasDirectory: n.record.kind == .dir))
+        guard n.record.kind == .dir else { return }
+        for (name, child) in n.children where nodes[Int(child)].record.kind == .dir {
+            recordRemovals(child, path: PathBytes.join(path, name))
+        }
+    }
+
+    // MARK: Roots
+
+    /// Registers a root from a scan of it: every entry `unknown` (or `ignored`), one generation.
+    @discardableResult
+    public mutating func addRoot(path: [UInt8], scan: ScanTree, rules: IgnoreRules) -> NodeID {
+        lastGen += 1
+        let gen = lastGen
+        let id = allocate(Node(parent: -1, name: path, record: EntryRecord(kind: .dir, state: .unknown, gen: gen)))
+        roots.append(Root(node: id, path: path, rules: rules))
+        insert(scan, under: id, state: .unknown, gen: gen)
+        touch(id)
+        return id
+    }
+
+    /// Forgets a root and everything in it.
+    public mutating func removeRoot(path: [UInt8]) {
+        guard let i = roots.firstIndex(where: { $0.path == path }) else { return }
+        let node = roots[i].node
+        roots.remove(at: i)
+        detach(node, recordAs: path)
+    }
+
+    /// Inserts scanned entries below `dir`, all in `state` (or `ignored`) with generation `gen`
+    /// (nil: a fresh one each). Existing children of the same name are replaced.
+    mutating func insert(_ scan: ScanTree, under dir: NodeID, state: SyncState, gen: UInt64?) {
+        guard !scan.entries.isEmpty else { return }
+        let rules = rootIndex(of: dir).map { roots[$0].rules } ?? .none
+        var ids = [NodeID](repeating: -1, count: scan.entries.count)
+        var added = StateCounts()
+        // Counts are summed bottom-up after the insert; ancestors of `dir` get the total once.
+        for (i, e) in scan.entries.enumerated() {
+            let parent = e.parent < 0 ? dir : ids[Int(e.parent)]
+            if let old = nodes[Int(parent)].children[e.name] {
+                // A tombstone or stale entry of the same name: the scan is the truth now.
+                detach(old, recordAs: nil)
+            }
+            var g: UInt64
+            if let gen { g = gen } else { lastGen += 1; g = lastGen }
+            let id = allocate(Node(parent: parent, name: e.name, record: EntryRecord(kind: e.kind, state: state, gen: g)))
+            nodes[Int(parent)].children[e.name] = id
+            ids[i] = id
+            if isIgnoredByRules(id, rules: rules) {
+                nodes[Int(id)].record = StateMachine.becameIgnored(nodes[Int(id)].record)
+            }
+            added[nodes[Int(id)].record.state] += 1
+        }
+        // Each new node's counts: add its own state to every new ancestor within the batch.
+        for i in stride(from: scan.entries.count - 1, through: 0, by: -1) {
+            let p = scan.entries[i].parent
+            guard p >= 0 else { continue }
+            let c = contribution(ids[i])
+            nodes[Int(ids[Int(p)])].counts.add(c)
+        }
+        nodes[Int(dir)].counts.add(added)
+        addToAncestors(of: dir, added, sign: 1)
+        touch(dir)
+        touchAncestors(of: dir)
+        for (i, e) in scan.entries.enumerated() where e.parent < 0 {
+            touch(ids[i])
+        }
+    }
+
+    func isIgnoredByRules(_ id: NodeID, rules: IgnoreRules) -> Bool {
+        let parent = nodes[Int(id)].parent
+        if parent >= 0, nodes[Int(parent)].parent >= 0, nodes[Int(parent)].record.state == .ignored { return true }
+        if rules.isEmpty { return false }
+        return rules.matches(relativeComponents(id), isDir: nodes[Int(id)].record.kind == .dir)
+    }
+}

@@ -1,0 +1,337 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import NIOCore
+import SyncBadgeCore
+import SyncBadgeStore
+import SyncBadgeWatcher
+
+/// Verbs, by role (PROTOCOL.md): a viewer's verbs are everyone's.
+enum Verbs {
+    static let viewer: Set<String> = ["PING", "BYE", "ROOTS", "BADGES", "STATUS", "LIST", "OBSERVE", "UNOBSERVE", "MENU", "ACTION", "TOOLBAR", "STATS"]
+    static let admin: Set<String> = ["ADD-ROOT", "REMOVE-ROOT"]
+    static let provider: Set<String> = ["CLAIM", "SET", "CHANGES", "SUBSCRIBE-CHANGES", "DEFINE-BADGE", "DEFINE-MENU", "DEFINE-TOOLBAR"]
+    static let known: Set<String> = viewer.union(admin).union(provider).union(["HELLO"])
+
+    static func allowed(_ verb: String, for role: Role) -> Bool {
+        if viewer.contains(verb) { return true }
+        switch role {
+        case .viewer: return false
+        case .admin: return admin.contains(verb)
+        case .provider: return provider.contains(verb)
+        }
+    }
+}
+
+extension Engine {
+    /// Answers one request. Returns false when the answer comes later (the session then holds
+    /// its next requests until `resume()`).
+    func handle(_ req: WireRequest, from s: Session) -> Bool {
+        guard let role = s.role else {
+            if req.verb == "HELLO" { hello(req, s) } else { s.error(req.tag, "hello-required") }
+            return true
+        }
+        guard Verbs.known.contains(req.verb) else {
+            s.error(req.tag, "unknown-verb")
+            return true
+        }
+        if req.verb == "HELLO" {
+            s.error(req.tag, "bad-request", message: Array("HELLO was already sent".utf8))
+            return true
+        }
+        guard Verbs.allowed(req.verb, for: role) else {
+            s.error(req.tag, "forbidden", message: Array("\(req.verb) is not for role \(role.rawValue)".utf8))
+            return true
+        }
+        switch req.verb {
+        case "PING": s.ok(req.tag)
+        case "BYE":
+            s.ok(req.tag)
+            s.close()
+        case "ROOTS": roots(req, s)
+        case "BADGES": badgesList(req, s)
+        case "STATS": stats(req, s)
+        case "STATUS": status(req, s)
+        case "LIST": list(req, s, observe: false)
+        case "OBSERVE": list(req, s, observe: true)
+        case "UNOBSERVE": unobserve(req, s)
+        case "ADD-ROOT": return addRoot(req, s)
+        case "REMOVE-ROOT": return removeRoot(req, s)
+        default:
+            s.error(req.tag, "unknown-verb", message: Array("\(req.verb) is not implemented yet".utf8))
+        }
+        return true
+    }
+
+    func hello(_ req: WireRequest, _ s: Session) {
+        guard req.option("proto") == "1" else {
+            s.error(req.tag, "unsupported-version", extra: "supported=1")
+            return
+        }
+        guard let roleName = req.option("role"), let role = Role(rawValue: roleName) else {
+            s.error(req.tag, "bad-request", message: Array("role must be viewer, provider or admin".utf8))
+            return
+        }
+        s.role = role
+        if let name = req.options["name"], !name.isEmpty { s.name = String(decoding: name, as: UTF8.self) }
+        s.ok(req.tag) { line in
+            line.word("proto=1")
+            line.option("server", Engine.serverName)
+            line.word("epoch=" + epoch)
+            line.word("caps=" + Engine.capabilities)
+        }
+    }
+
+    // MARK: Arguments
+
+    /// The request's path fields, each checked; nil (with the error sent) if any is bad or
+    /// there are fewer than `min`/more than `max`.
+    func paths(_ req: WireRequest, _ s: Session, min: Int = 1, max: Int = .max) -> [[UInt8]]? {
+        guard req.fields.count >= min, req.fields.count <= max else {
+            s.error(req.tag, "bad-request", message: Array("\(req.verb) takes \(min == max ? "\(min)" : "at least \(min)") path\(min == 1 && max == 1 ? "" : "s")".utf8))
+            return nil
+        }
+        for f in req.fields where !PathBytes.isNormalizedAbsolute(f.bytes) {
+            s.error(req.tag, "bad-path", message: f.bytes)
+            return nil
+        }
+        return req.fields.map(\.bytes)
+    }
+
+    static func lstatKind(_ path: [UInt8]) -> EntryKind {
+        var st = stat()
+        let rc = path.withUnsafeBufferPointer { buf -> Int32 in
+            var z = Array(buf)
+            z.append(0)
+            return z.withUnsafeBufferPointer { lstat(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), &st) }
+        }
+        guard rc == 0 else { return .gone }
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: return .file
+        case S_IFDIR: return .dir
+        case S_IFLNK: return .link
+        default: return .other
+        }
+    }
+
+    // MARK: Queries
+
+    func roots(_ req: WireRequest, _ s: Session) {
+        for info in roots { s.write(rootLine(req.tag, info)) }
+        s.ok(req.tag)
+    }
+
+    func badgesList(_ req: WireRequest, _ s: Session) {
+        for b in badges { s.write(b.wireLine(tag: req.tag)) }
+        s.ok(req.tag)
+    }
+
+    func stats(_ req: WireRequest, _ s: Session) {
+        let values: [(String, Int)] = [
+            ("clients", sessions.count),
+            ("roots", roots.count),
+            ("items", tree.liveCount),
+            ("watches", watcher?.totalWatches ?? 0),
+            ("events", watcher?.events ?? 0),
+            ("rss-bytes", Self.residentBytes()),
+        ]
+        for (k, v) in values {
+            var line = WireLine(req.tag)
+            line.word("STAT")
+            line.word(k)
+            line.word(String(v))
+            s.write(line)
+        }
+        s.ok(req.tag)
+    }
+
+    static func residentBytes() -> Int {
+        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let parts = statm.split(separator: " ")
+        guard parts.count >= 2, let pages = Int(parts[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    func status(_ req: WireRequest, _ s: Session) {
+        guard let paths = paths(req, s) else { return }
+        var lines: [WireLine] = []
+        for p in paths {
+            if tree.root(containing: p) != nil {
+                guard let id = tree.find(p) else {
+                    s.error(req.tag, "not-found", message: p)
+                    return
+                }
+                lines.append(tree.view(id, path: p).wireLine(head: req.tag))
+            } else {
+                lines.append(ItemView.outsideLine(head: req.tag, path: p, kind: Self.lstatKind(p)))
+            }
+        }
+        for l in lines { s.write(l) }
+        s.ok(req.tag)
+    }
+
+    /// The existing directory at `path`, or nil with the error sent.
+    func directory(_ req: WireRequest, _ s: Session, _ path: [UInt8]) -> StateTree.NodeID? {
+        guard tree.root(containing: path) != nil else {
+            s.error(req.tag, "outside", message: path)
+            return nil
+        }
+        guard let id = tree.find(path), tree.record(id).kind != .gone else {
+            s.error(req.tag, "not-found", message: path)
+            return nil
+        }
+        guard tree.record(id).kind == .dir else {
+            s.error(req.tag, "not-a-directory", message: path)
+            return nil
+        }
+        return id
+    }
+
+    func list(_ req: WireRequest, _ s: Session, observe: Bool) {
+        guard let p = paths(req, s, min: 1, max: 1)?.first, let id = directory(req, s, p) else { return }
+        let children = tree.children(id)
+        for child in children {
+            s.write(tree.view(child, path: PathBytes.join(p, tree.name(child))).wireLine(head: req.tag))
+        }
+        if observe {
+            s.observing[id, default: 0] += 1
+            observers[id, default: [:]][s.id] = s
+        }
+        s.ok(req.tag) { $0.word("count=\(children.count)") }
+    }
+
+    func unobserve(_ req: WireRequest, _ s: Session) {
+        guard let p = paths(req, s, min: 1, max: 1)?.first else { return }
+        guard let id = tree.find(p), let n = s.observing[id] else {
+            s.error(req.tag, "not-found", message: p)
+            return
+        }
+        if n > 1 {
+            s.observing[id] = n - 1
+        } else {
+            s.observing.removeValue(forKey: id)
+            observers[id]?.removeValue(forKey: s.id)
+            if observers[id]?.isEmpty == true { observers.removeValue(forKey: id) }
+        }
+        s.ok(req.tag)
+    }
+
+    // MARK: Admin
+
+    func addRoot(_ req: WireRequest, _ s: Session) -> Bool {
+        guard let p = paths(req, s, min: 1, max: 1)?.first else { return true }
+        if let info = roots.first(where: { $0.path == p }) {
+            if info.scanning {
+                s.error(req.tag, "busy", message: Array("\(PathBytes.display(p)) is being scanned".utf8))
+            } else {
+                s.ok(req.tag)
+            }
+            return true
+        }
+        if let other = roots.first(where: { PathBytes.overlaps($0.path, p) }) {
+            s.error(req.tag, "busy", message: Array("overlaps the root \(PathBytes.display(other.path))".utf8))
+            return true
+        }
+        if privatePaths.contains(where: { PathBytes.relativeComponents(p, under: $0) != nil }) {
+            s.error(req.tag, "busy", message: Array("that is the daemon's own state directory".utf8))
+            return true
+        }
+        let ignoreDefaults = req.option("ignore-defaults") != "0"
+        beginRoot(p, ignoreDefaults: ignoreDefaults, pending: PendingAdd(session: s, tag: req.tag))
+        flushDirty()
+        return false
+    }
+
+    /// The watcher's answer to a root being added (by `ADD-ROOT` or at start).
+    func rootAdded(_ path: [UInt8], token: UInt64, result: Result<RootScan, RootError>) {
+        guard let pending = pendingAdds.removeValue(forKey: token), let i = rootInfoIndex(path) else { return }
+        let isNew = !pending.tag.isEmpty
+        switch result {
+        case .success(let scan):
+            tree.setRules(root: path, rules: rules(for: path, file: scan.ignoreFile, defaults: roots[i].ignoreDefaults))
+            tree.fill(root: path, scan: scan.scan)
+            roots[i].scanning = false
+            roots[i].degraded = scan.degraded
+            roots[i].error = nil
+            logger.info("watching root", metadata: ["root": "\(PathBytes.display(path))", "entries": "\(scan.scan.count)", "watches": "\(scan.watches)"])
+            guard isNew else {
+                pushRoot(path)
+                return
+            }
+            let stored = StoredRoot(path: path, ignoreDefaults: roots[i].ignoreDefaults)
+            let lastGen = tree.lastGen
+            let store = self.store
+            loop.makeFutureWithTask {
+                try await store.addRoot(stored)
+                try await store.saveLastGen(lastGen)
+            }.assumeIsolated().whenComplete { result in
+                self.pushRoot(path)
+                guard let s = pending.session, s.isActive else {
+                    self.flushDirty()
+                    return
+                }
+                switch result {
+                case .success: s.ok(pending.tag)
+                case .failure(let e): s.error(pending.tag, "internal", message: Array("cannot store the root: \(e)".utf8))
+                }
+                s.resume()
+                self.flushDirty()
+            }
+        case .failure(let error):
+            let message: String
+            let code: String
+            switch error {
+            case .notFound: (code, message) = ("not-found", "no such directory")
+            case .notADirectory: (code, message) = ("not-a-directory", "not a directory")
+            case .failed(let why): (code, message) = ("internal", why)
+            }
+            if isNew {
+                tree.removeRoot(path: path)
+                _ = tree.drainChanges()
+                roots.remove(at: i)
+                pushRootRemoved(path)
+                if let s = pending.session, s.isActive {
+                    s.error(pending.tag, code, message: Array("\(PathBytes.display(path)): \(message)".utf8))
+                    s.resume()
+                }
+            } else {
+                roots[i].scanning = false
+                roots[i].error = message
+                tree.setRootError(path, message: "\(PathBytes.display(path)): \(message)")
+                logger.error("cannot watch stored root", metadata: ["root": "\(PathBytes.display(path))", "reason": "\(message)"])
+                pushRoot(path)
+            }
+        }
+    }
+
+    func removeRoot(_ req: WireRequest, _ s: Session) -> Bool {
+        guard let p = paths(req, s, min: 1, max: 1)?.first else { return true }
+        guard let i = rootInfoIndex(p) else {
+            s.error(req.tag, "not-found", message: Array("\(PathBytes.display(p)) is not a root".utf8))
+            return true
+        }
+        if roots[i].scanning {
+            s.error(req.tag, "busy", message: Array("\(PathBytes.display(p)) is being scanned".utf8))
+            return true
+        }
+        roots.remove(at: i)
+        watcher?.removeRoot(p)
+        tree.removeRoot(path: p)
+        publishChanges()
+        pushRootRemoved(p)
+        flushDirty()
+        let store = self.store
+        loop.makeFutureWithTask {
+            try await store.removeRoot(p)
+        }.assumeIsolated().whenComplete { result in
+            guard s.isActive else { return }
+            switch result {
+            case .success: s.ok(req.tag)
+            case .failure(let e): s.error(req.tag, "internal", message: Array("cannot store the change: \(e)".utf8))
+            }
+            s.resume()
+        }
+        return false
+    }
+}

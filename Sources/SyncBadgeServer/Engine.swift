@@ -1,0 +1,216 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import NIOCore
+import SyncBadgeCore
+import SyncBadgeStore
+import SyncBadgeWatcher
+
+/// The daemon's business logic: the state tree, roots, sessions and who observes what.
+///
+/// Everything here runs on one event loop, the one that serves every connection, so requests
+/// and watcher events are applied one at a time without locks and a request sees every event
+/// delivered before it. Slow work (scans, database writes) runs elsewhere and comes back
+/// to this loop.
+final class Engine {
+    struct RootInfo {
+        var path: [UInt8]
+        var scanning: Bool
+        var degraded: String?
+        var error: String?
+        var ignoreDefaults: Bool
+    }
+
+    struct PendingAdd {
+        /// Nil for roots reloaded at start.
+        var session: Session?
+        var tag: String
+    }
+
+    static let serverName = "syncbadge/0.1.0"
+    static let capabilities = "observe"
+
+    let loop: EventLoop
+    let logger: Logger
+    let store: Store
+    let badges: [Badge]
+    let epoch: String
+    /// Paths the daemon writes itself (its state directory): ignored inside any root.
+    let privatePaths: [[UInt8]]
+    var watcher: Watcher?
+
+    var tree: StateTree
+    var roots: [RootInfo] = []
+    var pendingAdds: [UInt64: PendingAdd] = [:]
+    var nextToken: UInt64 = 1
+    var sessions: [Int: Session] = [:]
+    var nextSessionID = 1
+    var observers: [StateTree.NodeID: [Int: Session]] = [:]
+    var dirty: [Int: Session] = [:]
+
+    init(loop: EventLoop, store: Store, badges: [Badge], privatePaths: [[UInt8]], logger: Logger) throws {
+        self.loop = loop
+        self.store = store
+        self.badges = badges
+        self.privatePaths = privatePaths
+        self.logger = logger
+        self.epoch = String(UInt32.random(in: 0...UInt32.max), radix: 16).leftPadded(to: 8)
+        self.tree = StateTree(lastGen: try store.lastGen())
+    }
+
+    func makeSessionID() -> Int {
+        defer { nextSessionID += 1 }
+        return nextSessionID
+    }
+
+    // MARK: Roots
+
+    func rootInfoIndex(_ path: [UInt8]) -> Int? {
+        roots.firstIndex { $0.path == path }
+    }
+
+    /// Starts watching stored roots after a restart; they answer with `scanning=1` meanwhile.
+    func loadStoredRoots() throws {
+        for stored in try store.roots() {
+            beginRoot(stored.path, ignoreDefaults: stored.ignoreDefaults, pending: PendingAdd(session: nil, tag: ""))
+        }
+    }
+
+    func beginRoot(_ path: [UInt8], ignoreDefaults: Bool, pending: PendingAdd) {
+        roots.append(RootInfo(path: path, scanning: true, ignoreDefaults: ignoreDefaults))
+        tree.addRoot(path: path, scan: ScanTree(), rules: rules(for: path, file: nil, defaults: ignoreDefaults))
+        let token = nextToken
+        nextToken += 1
+        pendingAdds[token] = pending
+        watcher?.addRoot(path, token: token, identities: pending.session == nil)
+        pushRoot(path)
+    }
+
+    func rules(for root: [UInt8], file: [UInt8]?, defaults: Bool) -> IgnoreRules {
+        var rules = IgnoreRules(fileContents: file, defaults: defaults)
+        for p in privatePaths {
+            if let rel = PathBytes.relativeComponents(p, under: root), !rel.isEmpty {
+                rules.ignoreExactly(rel.map(Array.init))
+            }
+        }
+        return rules
+    }
+
+    func rootLine(_ head: String, _ info: RootInfo) -> WireLine {
+        var line = WireLine(head)
+        line.word("ROOT")
+        line.field(info.path)
+        let state: SyncState = info.error != nil ? .error : tree.root(at: info.path).map { tree.reportedState($0.node) } ?? .unknown
+        line.word(state.name)
+        line.word("watches=\(watcher?.watches(of: info.path) ?? 0)")
+        if info.scanning { line.word("scanning=1") }
+        if let d = info.degraded { line.option("degraded", d) }
+        return line
+    }
+
+    // MARK: Sessions and pushes
+
+    func sessionOpened(_ s: Session) {
+        sessions[s.id] = s
+    }
+
+    func sessionClosed(_ s: Session) {
+        sessions.removeValue(forKey: s.id)
+        dirty.removeValue(forKey: s.id)
+        for node in s.observing.keys {
+            observers[node]?.removeValue(forKey: s.id)
+            if observers[node]?.isEmpty == true { observers.removeValue(forKey: node) }
+        }
+        s.observing.removeAll()
+        for (token, p) in pendingAdds where p.session === s {
+            pendingAdds[token]?.session = nil
+        }
+    }
+
+    func markDirty(_ s: Session) {
+        dirty[s.id] = s
+    }
+
+    func flushDirty() {
+        for s in dirty.values { s.flush() }
+        dirty.removeAll(keepingCapacity: true)
+    }
+
+    /// `* ROOT ...` to every client past `HELLO`.
+    func pushRoot(_ path: [UInt8]) {
+        guard let info = roots.first(where: { $0.path == path }) else { return }
+        let line = rootLine("*", info)
+        for s in sessions.values where s.role != nil { s.push(line, for: nil) }
+    }
+
+    func pushRootRemoved(_ path: [UInt8]) {
+        var line = WireLine("*")
+        line.word("ROOT")
+        line.field(path)
+        line.word("removed")
+        for s in sessions.values where s.role != nil { s.push(line, for: nil) }
+    }
+
+    func writeReset(_ node: StateTree.NodeID, to s: Session) {
+        var line = WireLine("*")
+        line.word("RESET")
+        line.field(tree.path(node))
+        s.write(line)
+    }
+
+    /// Turns what changed in the tree into pushes: `GONE` for what disappeared, then `ITEM`
+    /// for every entry whose visible state changed, to the observers of it and of its parent.
+    func publishChanges() {
+        let (changes, removals) = tree.drainChanges()
+        for r in removals {
+            var targets = observers[r.parent] ?? [:]
+            if r.wasDirectory, let own = observers.removeValue(forKey: r.node) {
+                for (id, s) in own {
+                    targets[id] = s
+                    s.observing.removeValue(forKey: r.node)
+                    s.droppedPushes.remove(r.node)
+                }
+            }
+            guard !targets.isEmpty else { continue }
+            var line = WireLine("*")
+            line.word("GONE")
+            line.field(r.path)
+            for s in targets.values { s.push(line, for: s.observing[r.parent] != nil ? r.parent : nil) }
+        }
+        var rootsChanged: [[UInt8]] = []
+        for c in changes {
+            let rec = tree.record(c.node)
+            guard rec.kind != .gone else { continue }
+            let isRoot = tree.isRoot(c.node)
+            let parentObs = c.parent >= 0 ? observers[c.parent] : nil
+            let ownObs = rec.kind == .dir ? observers[c.node] : nil
+            guard parentObs != nil || ownObs != nil || isRoot else { continue }
+            let after = tree.view(c.node)
+            if var before = c.before {
+                before.gen = after.gen
+                if before == after { continue }
+            }
+            if isRoot && c.before?.state != after.state { rootsChanged.append(after.path) }
+            guard parentObs != nil || ownObs != nil else { continue }
+            let line = after.wireLine(head: "*")
+            var targets = parentObs ?? [:]
+            if let ownObs { targets.merge(ownObs) { a, _ in a } }
+            for s in targets.values {
+                s.push(line, for: ownObs?[s.id] != nil ? c.node : c.parent)
+            }
+        }
+        for p in rootsChanged { pushRoot(p) }
+    }
+
+    /// Ends every connection with `* BYE shutdown`.
+    func shutdown() {
+        for s in sessions.values { s.bye("shutdown") }
+    }
+}
+
+extension String {
+    func leftPadded(to n: Int) -> String {
+        count >= n ? self : String(repeating: "0", count: n - count) + self
+    }
+}

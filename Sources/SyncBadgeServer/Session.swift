@@ -1,0 +1,192 @@
+import NIOCore
+import SyncBadgeCore
+
+/// A client's role, from `HELLO`.
+enum Role: String {
+    case viewer, provider, admin
+}
+
+/// One client connection. Requests are answered strictly in order: while one waits for
+/// something slow (a root scan, a database write), later lines queue behind it. Output is
+/// gathered and written once per read batch or event batch.
+final class Session: ChannelInboundHandler {
+    typealias InboundIn = Frame
+    typealias OutboundOut = ByteBuffer
+
+    /// Output held before reading stops, and pushes are dropped in favour of `* RESET`.
+    static let outputHighWater = 1 << 20
+
+    let engine: Engine
+    let id: Int
+    let peerPID: Int32
+    private(set) var context: ChannelHandlerContext?
+    var role: Role?
+    var name: String
+    /// Directories observed, with how many times.
+    var observing: [StateTree.NodeID: Int] = [:]
+    /// Observed directories whose pushes were dropped for a slow reader.
+    var droppedPushes: Set<StateTree.NodeID> = []
+
+    private var out: ByteBuffer
+    private var queued: [Frame] = []
+    private var queuedHead = 0
+    private var waiting = false
+    private(set) var isClosing = false
+
+    init(engine: Engine, id: Int, peerPID: Int32, allocator: ByteBufferAllocator) {
+        self.engine = engine
+        self.id = id
+        self.peerPID = peerPID
+        self.name = "pid-\(peerPID)"
+        self.out = allocator.buffer(capacity: 4096)
+    }
+
+    var isActive: Bool { context != nil && !isClosing }
+
+    // MARK: Channel events
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        engine.sessionOpened(self)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        engine.sessionClosed(self)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        if waiting || queuedHead < queued.count {
+            queued.append(frame)
+            return
+        }
+        process(frame)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        flush()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        guard context.channel.isWritable else { return }
+        resumeReadingIfDrained()
+        guard !droppedPushes.isEmpty else { return }
+        for node in droppedPushes where observing[node] != nil {
+            engine.writeReset(node, to: self)
+        }
+        droppedPushes.removeAll()
+        flush()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        context.close(promise: nil)
+    }
+
+    // MARK: Requests
+
+    private func process(_ frame: Frame) {
+        guard !isClosing else { return }
+        switch frame {
+        case .tooLong:
+            bye("too-long")
+        case .line(let buffer):
+            switch WireParser.parse(buffer.readableBytesView) {
+            case .empty:
+                return
+            case .badTag:
+                bye("bad-request")
+            case .malformed(let tag):
+                error(tag, "bad-request")
+            case .request(let request):
+                if !engine.handle(request, from: self) {
+                    waiting = true
+                }
+            }
+        }
+    }
+
+    /// The slow request answered: go on with the lines that queued behind it.
+    func resume() {
+        waiting = false
+        while !waiting && !isClosing && queuedHead < queued.count {
+            let frame = queued[queuedHead]
+            queuedHead += 1
+            process(frame)
+        }
+        if queuedHead == queued.count {
+            queued.removeAll(keepingCapacity: true)
+            queuedHead = 0
+        }
+        flush()
+    }
+
+    // MARK: Output
+
+    func write(_ line: WireLine) {
+        out.writeBytes(line.bytes)
+        out.writeInteger(UInt8(ascii: "\n"))
+    }
+
+    func ok(_ tag: String, _ extra: (inout WireLine) -> Void = { _ in }) {
+        var line = WireLine(tag)
+        line.word("OK")
+        extra(&line)
+        write(line)
+    }
+
+    func error(_ tag: String, _ code: String, message: [UInt8]? = nil, extra: String? = nil) {
+        var line = WireLine(tag)
+        line.word("ERR")
+        line.word(code)
+        if let extra { line.word(extra) }
+        if let message { line.option("message", message) }
+        write(line)
+    }
+
+    /// A push for an observed directory: dropped while the client is not reading, and replaced
+    /// by one `* RESET` once it catches up.
+    func push(_ line: WireLine, for node: StateTree.NodeID?) {
+        guard isActive else { return }
+        if let node, let context, !context.channel.isWritable || out.readableBytes > Self.outputHighWater {
+            droppedPushes.insert(node)
+            return
+        }
+        write(line)
+        engine.markDirty(self)
+    }
+
+    func flush() {
+        guard let context, out.readableBytes > 0 else { return }
+        let chunk = out
+        out.clear()
+        context.writeAndFlush(wrapOutboundOut(chunk), promise: nil)
+        if !context.channel.isWritable {
+            // Stop reading requests from a client that does not read its answers.
+            try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
+        }
+    }
+
+    private func resumeReadingIfDrained() {
+        guard let context else { return }
+        try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
+    }
+
+    /// `* BYE <reason>`, then close.
+    func bye(_ reason: String) {
+        guard !isClosing else { return }
+        var line = WireLine("*")
+        line.word("BYE")
+        line.word(reason)
+        write(line)
+        close()
+    }
+
+    /// Flushes what is pending and closes.
+    func close() {
+        guard !isClosing, let context else { return }
+        flush()
+        isClosing = true
+        context.close(promise: nil)
+    }
+}

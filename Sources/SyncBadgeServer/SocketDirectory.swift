@@ -1,0 +1,55 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// The socket's directory: created 0700, and refused when another user owns it or anyone else
+/// may enter it (PROTOCOL.md, "Transport").
+enum SocketDirectory {
+    static func prepare(forSocket socketPath: String) throws {
+        let dir = (socketPath as NSString).deletingLastPathComponent
+        guard !dir.isEmpty else { throw DaemonError.socketDirectory("the socket path \(socketPath) has no directory") }
+        var st = stat()
+        if lstat(dir, &st) != 0 {
+            guard errno == ENOENT else {
+                throw DaemonError.socketDirectory("cannot inspect \(dir): \(String(cString: strerror(errno)))")
+            }
+            try FileManager.default.createDirectory(atPath: (dir as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            guard mkdir(dir, 0o700) == 0 || errno == EEXIST else {
+                throw DaemonError.socketDirectory("cannot create \(dir): \(String(cString: strerror(errno)))")
+            }
+            guard lstat(dir, &st) == 0 else {
+                throw DaemonError.socketDirectory("cannot inspect \(dir): \(String(cString: strerror(errno)))")
+            }
+        }
+        guard st.st_mode & S_IFMT == S_IFDIR else {
+            throw DaemonError.socketDirectory("refusing \(dir): not a directory")
+        }
+        guard st.st_uid == getuid() else {
+            throw DaemonError.socketDirectory("refusing \(dir): owned by uid \(st.st_uid), not by uid \(getuid())")
+        }
+        guard st.st_mode & 0o077 == 0 else {
+            throw DaemonError.socketDirectory(
+                "refusing \(dir): mode \(String(st.st_mode & 0o777, radix: 8)) lets other users in; run `chmod 700 \(dir)`")
+        }
+        if answers(socketPath) { throw DaemonError.alreadyRunning(socketPath) }
+    }
+
+    /// Whether something accepts connections on the socket (a stale file does not).
+    static func answers(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+        }
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        return rc == 0
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import GRDB
+import Logging
+import SyncBadgeCore
+
+/// A registered root as stored.
+public struct StoredRoot: Sendable, Equatable {
+    public var path: [UInt8]
+    /// Whether the built-in ignore patterns (editor swap and backup files) apply.
+    public var ignoreDefaults: Bool
+
+    public init(path: [UInt8], ignoreDefaults: Bool) {
+        self.path = path
+        self.ignoreDefaults = ignoreDefaults
+    }
+}
+
+/// Durable state in SQLite through GRDB: roots now, per-path states next (the `entry` table is
+/// laid out for them). Writes go through GRDB's serial writer queue, never the event loop.
+public final class Store: Sendable {
+    let db: DatabaseQueue
+    let logger: Logger
+
+    /// Opens (creating) `<directory>/state.sqlite`.
+    public init(directory: String, logger: Logger) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        var config = Configuration()
+        config.label = "syncbadge-store"
+        config.prepareDatabase { db in
+            // WAL: readers never block the writer; FULL: an acknowledged write survives power loss.
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        self.db = try DatabaseQueue(path: directory + "/state.sqlite", configuration: config)
+        self.logger = logger
+        try Self.migrator.migrate(db)
+    }
+
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.create(table: "meta") { t in
+                t.primaryKey("key", .text)
+                t.column("value", .integer).notNull()
+            }
+            try db.create(table: "root") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("path", .blob).notNull().unique()
+                t.column("ignoreDefaults", .boolean).notNull().defaults(to: true)
+                t.column("addedAt", .datetime).notNull()
+            }
+            // One row per path under a root (the root itself has path ''), tombstones included.
+            try db.create(table: "entry", options: [.withoutRowID]) { t in
+                t.column("rootId", .integer).notNull().references("root", onDelete: .cascade)
+                t.column("path", .blob).notNull()
+                t.column("kind", .integer).notNull()
+                t.column("state", .integer).notNull()
+                t.column("gen", .integer).notNull()
+                t.column("progress", .integer)
+                t.column("message", .text)
+                t.column("badge", .text)
+                // Identity recorded when the entry became `synced`.
+                t.column("inode", .integer)
+                t.column("size", .integer)
+                t.column("mtimeNs", .integer)
+                t.column("ctimeNs", .integer)
+                t.column("ruleIgnored", .boolean).notNull().defaults(to: false)
+                t.primaryKey(["rootId", "path"])
+            }
+        }
+        return m
+    }
+
+    public func roots() throws -> [StoredRoot] {
+        try db.read { db in
+            try Row.fetchAll(db, sql: "SELECT path, ignoreDefaults FROM root ORDER BY id").map { row in
+                let data: Data = row["path"]
+                return StoredRoot(path: Array(data), ignoreDefaults: row["ignoreDefaults"])
+            }
+        }
+    }
+
+    public func addRoot(_ root: StoredRoot) async throws {
+        try await db.write { db in
+            try db.execute(
+                sql: "INSERT INTO root (path, ignoreDefaults, addedAt) VALUES (?, ?, ?) ON CONFLICT(path) DO NOTHING",
+                arguments: [Data(root.path), root.ignoreDefaults, Date()])
+        }
+    }
+
+    public func removeRoot(_ path: [UInt8]) async throws {
+        try await db.write { db in
+            try db.execute(sql: "DELETE FROM root WHERE path = ?", arguments: [Data(path)])
+        }
+    }
+
+    /// The last generation handed out, so generations keep growing across restarts.
+    public func lastGen() throws -> UInt64 {
+        try db.read { db in
+            try UInt64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'lastGen'") ?? 0
+        }
+    }
+
+    public func saveLastGen(_ gen: UInt64) async throws {
+        try await db.write { db in
+            try db.execute(
+                sql: "INSERT INTO meta (key, value) VALUES ('lastGen', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                arguments: [Int64(bitPattern: gen)])
+        }
+    }
+}

@@ -1,0 +1,94 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SyncBadgeCore
+
+/// Walks a directory tree with `readdir`'s `d_type` (no `lstat` per entry unless identities are
+/// wanted or the file system does not fill `d_type`), never following links.
+enum DirectoryScanner {
+    static func kind(ofMode mode: mode_t) -> EntryKind {
+        switch mode & S_IFMT {
+        case S_IFREG: .file
+        case S_IFDIR: .dir
+        case S_IFLNK: .link
+        default: .other
+        }
+    }
+
+    static func identity(of st: stat) -> FileIdentity {
+        FileIdentity(
+            inode: UInt64(st.st_ino), size: Int64(st.st_size),
+            mtimeNs: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec),
+            ctimeNs: Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec))
+    }
+
+    /// `lstat` of a path: its kind and identity, or nil if it is gone.
+    static func lstatEntry(_ path: [UInt8]) -> (EntryKind, FileIdentity)? {
+        var st = stat()
+        let rc = path.withCString { lstat($0, &st) }
+        guard rc == 0 else { return nil }
+        return (kind(ofMode: st.st_mode), identity(of: st))
+    }
+
+    /// Scans below `top`. `enter` is called for every directory (the top one included) before
+    /// it is read, so a watch added there misses nothing; it receives the directory's path, the
+    /// index of its scan entry (-1 for `top`) and its parent's index (-1 for `top`'s children).
+    static func scan(_ top: [UInt8], identities: Bool, enter: (_ path: [UInt8], _ index: Int32, _ parent: Int32) -> Void) -> ScanTree {
+        var tree = ScanTree()
+        var stack: [([UInt8], Int32, Int32)] = [(top, -1, -1)]
+        while let (dirPath, dirIndex, parentIndex) = stack.popLast() {
+            enter(dirPath, dirIndex, parentIndex)
+            guard let dir = dirPath.withCString({ opendir($0) }) else { continue }
+            defer { closedir(dir) }
+            while let ent = readdir(dir) {
+                let name: [UInt8] = withUnsafeBytes(of: &ent.pointee.d_name) { raw in
+                    let bytes = raw.bindMemory(to: UInt8.self)
+                    let len = strnlen(raw.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count)
+                    return Array(bytes[0..<len])
+                }
+                if name == [0x2E] || name == [0x2E, 0x2E] { continue }
+                let path = PathBytes.join(dirPath, name)
+                var kind: EntryKind
+                switch Int32(ent.pointee.d_type) {
+                case Int32(DT_REG): kind = .file
+                case Int32(DT_DIR): kind = .dir
+                case Int32(DT_LNK): kind = .link
+                case Int32(DT_UNKNOWN): kind = .other
+                default: kind = .other
+                }
+                var ident: FileIdentity? = nil
+                if identities || Int32(ent.pointee.d_type) == Int32(DT_UNKNOWN) {
+                    guard let (k, id) = lstatEntry(path) else { continue }
+                    kind = k
+                    ident = identities && k != .dir ? id : nil
+                }
+                let index = tree.append(parent: dirIndex, name: name, kind: kind, identity: ident)
+                if kind == .dir { stack.append((path, index, dirIndex)) }
+            }
+        }
+        return tree
+    }
+
+    static func readFile(_ path: [UInt8], limit: Int = 1 << 20) -> [UInt8]? {
+        let fd = path.withCString { open($0, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while out.count < limit {
+            let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            out.append(contentsOf: buf[0..<n])
+        }
+        return out
+    }
+}
+
+extension Array where Element == UInt8 {
+    func withCString<R>(_ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
+        var z = self
+        z.append(0)
+        return try z.withUnsafeBufferPointer { try $0.baseAddress!.withMemoryRebound(to: CChar.self, capacity: z.count, body) }
+    }
+}

@@ -1,0 +1,47 @@
+import SyncBadgeCore
+
+/// What kind of local change a `changed` event is.
+public enum ChangeKind: String, Sendable {
+    case create, modify, attrib
+}
+
+/// Why a root could not be watched.
+public enum RootError: Error, Sendable, Equatable {
+    case notFound
+    case notADirectory
+    case failed(String)
+}
+
+/// A root as the watcher found it when it started watching it.
+public struct RootScan: Sendable {
+    public var scan: ScanTree
+    /// Contents of `<root>/.syncbadgeignore`, if there is one.
+    public var ignoreFile: [UInt8]?
+    public var watches: Int
+    /// Set when not every directory could be watched (e.g. `watch-limit`).
+    public var degraded: String?
+}
+
+/// What the watcher tells the state tree, in the order the kernel reported it.
+public enum FileEvent: Sendable {
+    /// A file, link or other entry was created or changed, or a directory's attributes changed.
+    case changed(path: [UInt8], kind: EntryKind, what: ChangeKind)
+    /// A directory appeared (created or moved in); `subtree` is what it held once watched.
+    case directoryAppeared(path: [UInt8], subtree: ScanTree)
+    /// A path was deleted or moved out of every root.
+    case deleted(path: [UInt8], wasDirectory: Bool)
+    /// A rename from one watched place to another.
+    case moved(from: [UInt8], to: [UInt8], kind: EntryKind)
+    /// `<root>/.syncbadgeignore` changed; nil contents when it is gone.
+    case ignoreFileChanged(root: [UInt8], contents: [UInt8]?)
+    /// Answer to `addRoot`.
+    case rootAdded(root: [UInt8], token: UInt64, result: Result<RootScan, RootError>)
+    /// Events were lost (kernel queue overflow): this is a fresh scan of the root.
+    case rootRescanned(root: [UInt8], scan: RootScan)
+    /// The root directory itself was deleted, moved or unmounted.
+    case rootVanished(root: [UInt8])
+    /// Every event queued before `barrier(token)` was asked for has been delivered.
+    case barrier(token: UInt64)
+    /// The kernel queue overflowed; rescans follow.
+    case overflow
+}

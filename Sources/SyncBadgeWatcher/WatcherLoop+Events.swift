@@ -1,0 +1,223 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CInotifyTools
+import Logging
+import SyncBadgeCore
+
+/// Turning raw inotify events and commands into `FileEvent`s.
+extension WatcherLoop {
+    func has(_ mask: UInt32, _ flag: Int32) -> Bool { mask & UInt32(flag) != 0 }
+
+    func handle(_ e: RawEvent) {
+        if e.wd == controlWd {
+            runCommands()
+            return
+        }
+        if e.wd == barrierWd {
+            if !heldBarriers.isEmpty {
+                for token in heldBarriers.removeFirst() { emit(.barrier(token: token)) }
+            }
+            return
+        }
+        if e.mask & sb_IN_Q_OVERFLOW != 0 {
+            overflow()
+            return
+        }
+        if e.mask & sb_IN_IGNORED != 0 {
+            watchRemovedByKernel(e.wd)
+            return
+        }
+        guard let dir = dirs[e.wd], let dirPath = path(of: e.wd) else { return }
+        let m = e.mask
+        let isDir = m & sb_IN_ISDIR != 0
+        if e.name.isEmpty {
+            // About the watched directory itself; its parent reports the rest.
+            if dir.parent < 0 {
+                if has(m, IN_DELETE_SELF) || has(m, IN_MOVE_SELF) {
+                    rootVanished(e.wd, path: dirPath)
+                } else if has(m, IN_ATTRIB) {
+                    emit(.changed(path: dirPath, kind: .dir, what: .attrib))
+                }
+            }
+            return
+        }
+        let path = PathBytes.join(dirPath, e.name)
+        if has(m, IN_CREATE) {
+            if isDir {
+                directoryAppeared(path, parent: e.wd, name: e.name)
+            } else {
+                emit(.changed(path: path, kind: kindOf(path), what: .create))
+            }
+        } else if has(m, IN_MOVED_TO) {
+            if let pm = pendingMove, pm.cookie == e.cookie {
+                pendingMove = nil
+                if pm.isDir {
+                    if let wd = pm.wd {
+                        relink(wd, parent: e.wd, name: e.name)
+                        emit(.moved(from: pm.path, to: path, kind: .dir))
+                    } else {
+                        emit(.deleted(path: pm.path, wasDirectory: true))
+                        directoryAppeared(path, parent: e.wd, name: e.name)
+                    }
+                } else {
+                    emit(.moved(from: pm.path, to: path, kind: kindOf(path)))
+                }
+            } else if isDir {
+                directoryAppeared(path, parent: e.wd, name: e.name)
+            } else {
+                emit(.changed(path: path, kind: kindOf(path), what: .create))
+            }
+        } else if has(m, IN_MOVED_FROM) {
+            pendingMove = (e.cookie, path, isDir, isDir ? dir.children[e.name] : nil)
+        } else if has(m, IN_DELETE) {
+            if isDir, let wd = dir.children[e.name] { forget(wd, rmWatch: false) }
+            emit(.deleted(path: path, wasDirectory: isDir))
+        } else if has(m, IN_MODIFY) {
+            if case .changed(let p, _, .modify)? = batch.last, p == path { return }
+            emit(.changed(path: path, kind: .file, what: .modify))
+        } else if has(m, IN_ATTRIB) {
+            emit(.changed(path: path, kind: isDir ? .dir : kindOf(path), what: .attrib))
+        }
+        if dir.parent < 0 && e.name == IgnoreRules.fileName {
+            emit(.ignoreFileChanged(root: dirPath, contents: DirectoryScanner.readFile(path)))
+        }
+    }
+
+    func kindOf(_ path: [UInt8]) -> EntryKind {
+        DirectoryScanner.lstatEntry(path)?.0 ?? .file
+    }
+
+    /// A move-from whose move-to never came: the entry left every watched directory.
+    func resolvePendingMove() {
+        guard let pm = pendingMove else { return }
+        pendingMove = nil
+        if let wd = pm.wd { forget(wd, rmWatch: true) }
+        emit(.deleted(path: pm.path, wasDirectory: pm.isDir))
+    }
+
+    func directoryAppeared(_ path: [UInt8], parent: Int32, name: [UInt8]) {
+        let (_, scan) = watchAndScan(path, parent: parent, name: name, root: dirs[parent]?.root, identities: false)
+        emit(.directoryAppeared(path: path, subtree: scan))
+    }
+
+    /// A watched directory renamed within the watched tree: its watch (and its subtree's) stay.
+    func relink(_ wd: Int32, parent: Int32, name: [UInt8]) {
+        guard var d = dirs[wd], let newRoot = dirs[parent]?.root else { return }
+        if d.parent >= 0 { dirs[d.parent]?.children.removeValue(forKey: d.name) }
+        d.parent = parent
+        d.name = name
+        dirs[wd] = d
+        dirs[parent]?.children[name] = wd
+        if d.root != newRoot {
+            var stack = [wd]
+            while let w = stack.popLast() {
+                guard let dd = dirs[w] else { continue }
+                watchesByRoot[dd.root, default: 1] -= 1
+                watchesByRoot[newRoot, default: 0] += 1
+                dirs[w]?.root = newRoot
+                stack.append(contentsOf: dd.children.values)
+            }
+            updateCounts()
+        }
+    }
+
+    func watchRemovedByKernel(_ wd: Int32) {
+        guard let d = dirs[wd] else { return }
+        if d.parent < 0, let path = path(of: wd) {
+            rootVanished(wd, path: path)
+        } else {
+            forget(wd, rmWatch: false)
+        }
+    }
+
+    func rootVanished(_ wd: Int32, path: [UInt8]) {
+        guard rootWds[path] == wd else { return }
+        rootWds.removeValue(forKey: path)
+        forget(wd, rmWatch: true)
+        watchesByRoot.removeValue(forKey: wd)
+        updateCounts()
+        logger.warning("root vanished", metadata: ["root": "\(PathBytes.display(path))"])
+        emit(.rootVanished(root: path))
+    }
+
+    /// Events were lost: rescan every root, re-watching what is new and forgetting what is gone.
+    func overflow() {
+        logger.warning("inotify queue overflowed: rescanning every root")
+        emit(.overflow)
+        for (path, wd) in rootWds.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            let before = subtreeWds(wd)
+            scanSeen = []
+            let (newWd, scan) = watchAndScan(path, parent: -1, name: path, root: nil, identities: true)
+            let seen = scanSeen ?? []
+            scanSeen = nil
+            for w in before where !seen.contains(w) { forget(w, rmWatch: true) }
+            if let newWd, newWd != wd { rootWds[path] = newWd }
+            updateCounts()
+            emit(.rootRescanned(root: path, scan: rootScan(path, scan: scan, wd: newWd ?? wd)))
+        }
+    }
+
+    func subtreeWds(_ wd: Int32) -> [Int32] {
+        var out: [Int32] = []
+        var stack = [wd]
+        while let w = stack.popLast() {
+            guard let d = dirs[w] else { continue }
+            out.append(w)
+            stack.append(contentsOf: d.children.values)
+        }
+        return out
+    }
+
+    func rootScan(_ path: [UInt8], scan: ScanTree, wd: Int32) -> RootScan {
+        RootScan(
+            scan: scan,
+            ignoreFile: DirectoryScanner.readFile(PathBytes.join(path, IgnoreRules.fileName)),
+            watches: watchesByRoot[wd] ?? 0,
+            degraded: degraded.contains(wd) ? "watch-limit" : nil)
+    }
+
+    func runCommands() {
+        var barriers: [UInt64] = []
+        for c in owner.takeCommands() {
+            switch c {
+            case .addRoot(let path, let token, let identities):
+                emit(.rootAdded(root: path, token: token, result: addRoot(path, identities: identities)))
+            case .removeRoot(let path):
+                if let wd = rootWds.removeValue(forKey: path) {
+                    forget(wd, rmWatch: true)
+                    watchesByRoot.removeValue(forKey: wd)
+                    degraded.remove(wd)
+                    updateCounts()
+                }
+            case .barrier(let token):
+                barriers.append(token)
+            case .shutdown:
+                running = false
+            }
+        }
+        if !barriers.isEmpty {
+            // Released when this touch comes back: after every event queued before it.
+            heldBarriers.append(barriers)
+            _ = barrierFile.withCString { utimensat(AT_FDCWD, $0, nil, 0) }
+        }
+    }
+
+    func addRoot(_ path: [UInt8], identities: Bool) -> Result<RootScan, RootError> {
+        var st = stat()
+        guard path.withCString({ lstat($0, &st) }) == 0 else {
+            return errno == ENOENT || errno == ENOTDIR ? .failure(.notFound) : .failure(.failed(String(cString: strerror(errno))))
+        }
+        guard st.st_mode & S_IFMT == S_IFDIR else { return .failure(.notADirectory) }
+        if let wd = rootWds[path] {
+            return .success(rootScan(path, scan: ScanTree(), wd: wd))
+        }
+        let (wd, scan) = watchAndScan(path, parent: -1, name: path, root: nil, identities: identities)
+        guard let wd else {
+            return .failure(.failed("cannot watch: \(String(cString: strerror(errno)))"))
+        }
+        rootWds[path] = wd
+        updateCounts()
+        return .success(rootScan(path, scan: scan, wd: wd))
+    }
+}

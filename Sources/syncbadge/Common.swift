@@ -1,0 +1,167 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import Foundation
+import SyncBadgeClient
+import SyncBadgeCore
+
+/// Options every subcommand takes.
+struct ConnectionOptions: ParsableArguments {
+    @Option(help: "The daemon's socket (default: $SYNCBADGE_SOCKET, then $XDG_RUNTIME_DIR/syncbadge/daemon.sock, then /tmp/syncbadge-$UID/daemon.sock).")
+    var socket: String?
+
+    var socketPath: String {
+        SocketPath.resolve(explicit: socket, environment: ProcessInfo.processInfo.environment, uid: getuid())
+    }
+
+    /// Connects and says `HELLO`; exits 69 with a hint when no daemon answers.
+    func connect(role: String = "viewer") throws -> Connection {
+        do {
+            return try Connection(socketPath: socketPath, role: role, name: "syncbadge-cli")
+        } catch ClientError.noDaemon(let path) {
+            CLI.fail("no daemon answers on \(path); start one with `syncbadged &` (or `syncbadged --socket \(path)`)", code: CLI.noDaemonExit)
+        }
+    }
+}
+
+enum CLI {
+    /// sysexits: EX_UNAVAILABLE.
+    static let noDaemonExit: Int32 = 69
+
+    static func fail(_ message: String, code: Int32 = 1) -> Never {
+        FileHandle.standardError.write(Data("syncbadge: \(message)\n".utf8))
+        exit(code)
+    }
+
+    static var cwd: [UInt8] { Array(FileManager.default.currentDirectoryPath.utf8) }
+
+    /// A path argument made absolute against the current directory.
+    static func absolute(_ arg: String) -> [UInt8] {
+        PathBytes.absolute(Array(arg.utf8), cwd: cwd)
+    }
+
+    /// Runs a request; a server error ends the program with the path and the reason.
+    static func run<T>(_ what: [UInt8]?, _ body: () throws -> T) -> T {
+        do {
+            return try body()
+        } catch ClientError.server(let code, let message) {
+            let reason = describe(code: code, message: message, path: what)
+            fail(what.map { "\(PathBytes.display($0)): \(reason)" } ?? reason)
+        } catch {
+            fail("\(error)")
+        }
+    }
+
+    static func describe(code: String, message: String?, path: [UInt8]?) -> String {
+        let plain: String
+        switch code {
+        case "not-found": plain = "not found"
+        case "not-a-directory": plain = "not a directory"
+        case "outside": plain = "not inside any registered root (add one with `syncbadge add DIR`)"
+        case "bad-path": plain = "not a valid path"
+        case "busy": plain = "busy"
+        case "forbidden": plain = "not allowed"
+        default: plain = code
+        }
+        // Messages that only repeat the path add nothing.
+        if let message, !message.isEmpty, path.map({ Array(message.utf8) != $0 }) ?? true {
+            return "\(plain) (\(message))"
+        }
+        return plain
+    }
+}
+
+/// How to print: colours only on a terminal and without NO_COLOR.
+struct Style {
+    let color: Bool
+    let badges: [String: (glyph: String, ascii: String, color: String)]
+
+    init(badgeLines: [WireMessage]) {
+        let env = ProcessInfo.processInfo.environment
+        color = isatty(STDOUT_FILENO) == 1 && (env["NO_COLOR"] ?? "").isEmpty && env["TERM"] != "dumb"
+        var b: [String: (String, String, String)] = [:]
+        for m in badgeLines where m.kind == "BADGE" {
+            guard let id = m.fields.first?.string else { continue }
+            b[id] = (m.option("glyph") ?? "?", m.option("ascii") ?? "?", m.option("color") ?? "0")
+        }
+        badges = b
+    }
+
+    func glyph(_ badge: String) -> String {
+        guard let b = badges[badge] else { return "?" }
+        return color ? "\u{1B}[\(b.color)m\(b.glyph)\u{1B}[0m" : b.glyph
+    }
+
+    func paint(_ text: String, badge: String) -> String {
+        guard color, let b = badges[badge] else { return text }
+        return "\u{1B}[\(b.color)m\(text)\u{1B}[0m"
+    }
+}
+
+enum JSON {
+    static func string(_ s: String) -> String {
+        var out = "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if u.value < 0x20 {
+                    out += String(format: "\\u%04x", u.value)
+                } else {
+                    out.unicodeScalars.append(u)
+                }
+            }
+        }
+        return out + "\""
+    }
+
+    /// A path as JSON: text when it is valid UTF-8, else its percent-encoded wire form with
+    /// `"path_encoded": true`.
+    static func path(_ p: [UInt8], key: String = "path") -> String {
+        if let s = String(validating: p, as: UTF8.self) { return "\(string(key)):\(string(s))" }
+        return "\(string(key)):\(string(String(decoding: PercentEncoding.encode(p), as: UTF8.self))),\"\(key)_encoded\":true"
+    }
+
+    static func item(_ i: Item) -> String {
+        var fields = [path(i.path), "\"state\":\(string(i.state))", "\"badge\":\(string(i.badge))", "\"kind\":\(string(i.kind))"]
+        if let g = i.gen { fields.append("\"gen\":\(g)") }
+        if let p = i.progress { fields.append("\"progress\":\(p)") }
+        if let m = i.message { fields.append("\"message\":\(string(m))") }
+        if let c = i.counts {
+            let parts = SyncState.allCases.filter { c[$0] != 0 }.map { "\(string($0.name)):\(c[$0])" }
+            fields.append("\"counts\":{\(parts.joined(separator: ","))}")
+        }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+}
+
+func printLine(_ s: String) {
+    FileHandle.standardOutput.write(Data((s + "\n").utf8))
+}
+
+extension Item {
+    /// `⟳3 ✗1`-style summary of a directory's counts, worst first.
+    func countSummary(_ style: Style) -> String {
+        guard let counts else { return "" }
+        return SyncState.worstFirst.filter { counts[$0] > 0 }
+            .map { style.glyph($0.name) + "\(counts[$0])" }
+            .joined(separator: " ")
+    }
+
+    func humanLine(_ style: Style, name: String) -> String {
+        var line = "\(style.glyph(badge)) \(style.paint(state.padding(toLength: 8, withPad: " ", startingAt: 0), badge: badge)) \(name)"
+        if kind == "dir" && name.last != "/" { line += "/" }
+        if let progress { line += " \(progress)%" }
+        if let message { line += " — \(message)" }
+        if kind == "dir", counts != nil {
+            let summary = countSummary(style)
+            if !summary.isEmpty { line += "  [\(summary)]" }
+        }
+        return line
+    }
+}

@@ -1,0 +1,160 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import Foundation
+import SyncBadgeClient
+import SyncBadgeCore
+
+@main
+struct SyncBadgeCLI: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "syncbadge",
+        abstract: "Sync status badges for your files, from the syncbadged daemon.",
+        discussion: """
+            Register a folder with `syncbadge add DIR`; every file in it then has a sync state \
+            (unknown, pending, syncing, synced, error, conflict, ignored) that sync engines report \
+            and `syncbadge status`, `ls` and `watch` show. Relative paths are taken from the \
+            current directory.
+
+            Exit codes: 0 success, 1 an error the daemon reported, 64 a usage error, 69 no daemon \
+            answers (start one with `syncbadged &`).
+            """,
+        subcommands: [Add.self, Remove.self, Roots.self, Status.self, Ls.self, Watch.self, Badges.self])
+}
+
+struct Add: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Register a directory as a root: watch it and track every entry in it.",
+        discussion: "Returns once every directory is watched and every entry indexed.")
+
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The directory to register.") var dir: String
+    @Flag(name: .customLong("no-default-ignores"), help: "Do not ignore editor swap and backup files (*.swp, *~, .#*).")
+    var noDefaultIgnores = false
+
+    func run() throws {
+        let path = CLI.absolute(dir)
+        let c = try connection.connect(role: "admin")
+        var fields: [RequestField] = [.path(path)]
+        if noDefaultIgnores { fields.append(.option("ignore-defaults", "0")) }
+        _ = CLI.run(path) { try c.request("ADD-ROOT", fields) }
+        printLine("watching \(PathBytes.display(path))")
+    }
+}
+
+struct Remove: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Stop watching a root and forget its states.")
+
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The root to remove.") var dir: String
+
+    func run() throws {
+        let path = CLI.absolute(dir)
+        let c = try connection.connect(role: "admin")
+        _ = CLI.run(path) { try c.request("REMOVE-ROOT", [.path(path)]) }
+        printLine("removed \(PathBytes.display(path))")
+    }
+}
+
+struct Roots: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the registered roots and their states.")
+
+    @OptionGroup var connection: ConnectionOptions
+    @Flag(help: "JSON Lines output.") var json = false
+
+    func run() throws {
+        let c = try connection.connect()
+        let reply = CLI.run(nil) { try c.request("ROOTS") }
+        let style = Style(badgeLines: json ? [] : CLI.run(nil) { try c.request("BADGES") }.data)
+        for m in reply.data where m.kind == "ROOT" {
+            guard m.fields.count >= 2 else { continue }
+            let path = m.fields[0].bytes
+            let state = m.fields[1].string
+            if json {
+                var f = [JSON.path(path), "\"state\":\(JSON.string(state))"]
+                if let w = m.option("watches") { f.append("\"watches\":\(w)") }
+                f.append("\"scanning\":\(m.option("scanning") == "1")")
+                if let d = m.option("degraded") { f.append("\"degraded\":\(JSON.string(d))") }
+                printLine("{" + f.joined(separator: ",") + "}")
+            } else {
+                var line = "\(style.glyph(state)) \(style.paint(state.padding(toLength: 8, withPad: " ", startingAt: 0), badge: state)) \(PathBytes.display(path))"
+                if let w = m.option("watches") { line += "  (\(w) watches)" }
+                if m.option("scanning") == "1" { line += "  scanning…" }
+                if let d = m.option("degraded") { line += "  degraded: \(d)" }
+                printLine(line)
+            }
+        }
+        if reply.data.isEmpty && !json { printLine("no roots; add one with `syncbadge add DIR`") }
+    }
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the state of paths (default: the current directory).",
+        discussion: "A directory's state is the worst in its subtree; its counts say how many entries are in each state.")
+
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Paths to show.") var paths: [String] = []
+    @Flag(help: "JSON Lines output.") var json = false
+    @Flag(name: .customLong("exit-status"), help: "Exit 1 when any path is not synced.") var exitStatus = false
+
+    func run() throws {
+        let targets = (paths.isEmpty ? ["."] : paths).map(CLI.absolute)
+        let c = try connection.connect()
+        var items: [Item] = []
+        for p in targets {
+            // One request per path so that an error names the path it is about.
+            let reply = CLI.run(p) { try c.request("STATUS", [.path(p)]) }
+            items.append(contentsOf: reply.data.compactMap(Item.init))
+        }
+        let style = Style(badgeLines: json ? [] : CLI.run(nil) { try c.request("BADGES") }.data)
+        for i in items {
+            printLine(json ? JSON.item(i) : i.humanLine(style, name: PathBytes.display(i.path)))
+        }
+        if exitStatus && items.contains(where: { $0.state != "synced" }) { throw ExitCode(1) }
+    }
+}
+
+struct Ls: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List a directory's entries with their badges (default: the current directory).")
+
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The directory to list.") var dir: String = "."
+    @Flag(help: "JSON Lines output.") var json = false
+
+    func run() throws {
+        let path = CLI.absolute(dir)
+        let c = try connection.connect()
+        let reply = CLI.run(path) { try c.request("LIST", [.path(path)]) }
+        let style = Style(badgeLines: json ? [] : CLI.run(nil) { try c.request("BADGES") }.data)
+        for i in reply.data.compactMap(Item.init) {
+            printLine(json ? JSON.item(i) : i.humanLine(style, name: PathBytes.display(i.name)))
+        }
+    }
+}
+
+struct Badges: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the badge set: id, glyph, ASCII fallback, label and image.")
+
+    @OptionGroup var connection: ConnectionOptions
+    @Flag(help: "JSON Lines output.") var json = false
+
+    func run() throws {
+        let c = try connection.connect()
+        let reply = CLI.run(nil) { try c.request("BADGES") }
+        let style = Style(badgeLines: reply.data)
+        for m in reply.data where m.kind == "BADGE" {
+            let id = m.fields.first?.string ?? "?"
+            if json {
+                var f = ["\"id\":\(JSON.string(id))"]
+                for k in ["label", "glyph", "ascii", "color"] { f.append("\(JSON.string(k)):\(JSON.string(m.option(k) ?? ""))") }
+                if let img = m.options["image"] { f.append(JSON.path(img, key: "image")) }
+                printLine("{" + f.joined(separator: ",") + "}")
+            } else {
+                let image = m.options["image"].map { PathBytes.display($0) } ?? ""
+                printLine("\(style.glyph(id)) \(m.option("ascii") ?? "") \(id.padding(toLength: 9, withPad: " ", startingAt: 0)) \(m.option("label") ?? "")  \(image)")
+            }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import Foundation
+import Logging
+import ServiceLifecycle
+import SyncBadgeCore
+import SyncBadgeServer
+
+@main
+struct SyncBadged: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "syncbadged",
+        abstract: "The SyncBadge daemon: sync status badges for every file in registered folders.",
+        discussion: """
+            Runs in the foreground and logs to stderr. Clients (the `syncbadge` CLI, shell prompts, \
+            file-browser plugins and sync engines) talk to it over a Unix socket with the line \
+            protocol of docs/PROTOCOL.md. SIGTERM or SIGINT says goodbye to every client and exits 0.
+
+            Socket, first that applies: --socket, $SYNCBADGE_SOCKET, \
+            $XDG_RUNTIME_DIR/syncbadge/daemon.sock, /tmp/syncbadge-$UID/daemon.sock. \
+            Started by systemd with LISTEN_FDS=1, it serves the inherited socket instead.
+            """)
+
+    @Option(help: "The Unix socket to listen on.")
+    var socket: String?
+
+    @Option(name: .customLong("state-dir"), help: "Where roots and states are stored (default: $XDG_STATE_HOME/syncbadge or ~/.local/state/syncbadge).")
+    var stateDir: String?
+
+    @Option(help: "A badge set directory holding badges.tsv (default: the installed set).")
+    var badges: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: Logger.Level = .info
+
+    func run() async throws {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var h = StreamLogHandler.standardError(label: label)
+            h.logLevel = level
+            return h
+        }
+        let logger = Logger(label: "syncbadged")
+        let env = ProcessInfo.processInfo.environment
+        let config = DaemonConfig(
+            socketPath: SocketPath.resolve(explicit: socket, environment: env, uid: getuid()),
+            stateDirectory: SocketPath.stateDirectory(explicit: stateDir, environment: env),
+            badgesDirectory: badges ?? Self.defaultBadges(env),
+            inheritedSocket: Self.inheritedSocket(env))
+        let daemon: Daemon
+        do {
+            daemon = try Daemon(config: config, logger: logger)
+        } catch {
+            FileHandle.standardError.write(Data("syncbadged: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+        let group = ServiceGroup(
+            configuration: .init(services: [.init(service: daemon)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+
+    /// systemd socket activation: `LISTEN_FDS=1` (for this process) means fd 3 is our socket.
+    static func inheritedSocket(_ env: [String: String]) -> Int32? {
+        guard env["LISTEN_FDS"] == "1" else { return nil }
+        if let pid = env["LISTEN_PID"], pid != String(getpid()) { return nil }
+        return 3
+    }
+
+    /// `$SYNCBADGE_BADGES`, the installed set next to the binary, or the source tree's.
+    static func defaultBadges(_ env: [String: String]) -> String {
+        if let dir = env["SYNCBADGE_BADGES"], !dir.isEmpty { return dir }
+        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        let installed = exe.deletingLastPathComponent().appendingPathComponent("share/syncbadge/badges").path
+        if FileManager.default.fileExists(atPath: installed + "/badges.tsv") { return installed }
+        // A development build: the repository's Badges/ (this file is Sources/syncbadged/…).
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Badges").path
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
