@@ -25,7 +25,7 @@ extension StateTree {
             let old = nodes[Int(id)].record
             touch(id)
             if old.kind == .dir && kind != .dir {
-                dropChildren(id, path: nil)
+                dropChildren(id, path: path(id))
             }
             if old.isTombstone {
                 var rec = StateMachine.changed(old, kind: kind, gens: &lastGen)
@@ -46,13 +46,12 @@ extension StateTree {
         }
         lastGen += 1
         let id = allocate(Node(parent: parent, name: name, record: EntryRecord(kind: kind, state: .pending, gen: lastGen)))
+        touchNew(id)
         nodes[Int(parent)].children[name] = id
         if isIgnoredByRules(id, rules: rules(of: id)) {
             nodes[Int(id)].record = StateMachine.becameIgnored(nodes[Int(id)].record)
         }
-        touch(id)
         addToAncestors(of: id, contribution(id), sign: 1)
-        touchAncestors(of: id)
         return id
     }
 

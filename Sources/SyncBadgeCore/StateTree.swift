@@ -184,6 +184,7 @@ public struct StateTree: Sendable {
 
     // MARK: Change recording
 
+    /// Records what a viewer sees of a node before this batch changes it (first touch only).
     mutating func touch(_ id: NodeID) {
         guard touched[id] == nil else { return }
         let n = nodes[Int(id)]
@@ -191,12 +192,10 @@ public struct StateTree: Sendable {
         touchOrder.append(id)
     }
 
-    mutating func touchAncestors(of id: NodeID) {
-        var cur = nodes[Int(id)].parent
-        while cur >= 0 {
-            touch(cur)
-            cur = nodes[Int(cur)].parent
-        }
+    /// Records a node created in this batch: viewers saw nothing of it before.
+    mutating func touchNew(_ id: NodeID) {
+        if touched[id] == nil { touchOrder.append(id) }
+        touched[id] = .some(nil)
     }
 
     /// Nodes touched since the last drain, children before their ancestors, and removed paths.
@@ -226,9 +225,11 @@ public struct StateTree: Sendable {
         return c
     }
 
+    /// Adds `delta` to every ancestor's counts, recording each ancestor's view before it changes.
     mutating func addToAncestors(of id: NodeID, _ delta: StateCounts, sign: Int) {
         var cur = nodes[Int(id)].parent
         while cur >= 0 {
+            touch(cur)
             nodes[Int(cur)].counts.add(delta, times: sign)
             cur = nodes[Int(cur)].parent
         }
@@ -244,7 +245,6 @@ public struct StateTree: Sendable {
             delta[old.state] -= 1
             delta[new.state] += 1
             addToAncestors(of: id, delta, sign: 1)
-            touchAncestors(of: id)
         }
     }
 
@@ -265,7 +265,6 @@ public struct StateTree: Sendable {
     mutating func detach(_ id: NodeID, recordAs path: [UInt8]?) {
         let parent = nodes[Int(id)].parent
         addToAncestors(of: id, contribution(id), sign: -1)
-        touchAncestors(of: id)
         if parent >= 0 {
             nodes[Int(parent)].children.removeValue(forKey: nodes[Int(id)].name)
         }
@@ -300,9 +299,9 @@ public struct StateTree: Sendable {
         lastGen += 1
         let gen = lastGen
         let id = allocate(Node(parent: -1, name: path, record: EntryRecord(kind: .dir, state: .unknown, gen: gen)))
+        touchNew(id)
         roots.append(Root(node: id, path: path, rules: rules))
         insert(scan, under: id, state: .unknown, gen: gen)
-        touch(id)
         return id
     }
 
@@ -326,11 +325,13 @@ public struct StateTree: Sendable {
             let parent = e.parent < 0 ? dir : ids[Int(e.parent)]
             if let old = nodes[Int(parent)].children[e.name] {
                 // A tombstone or stale entry of the same name: the scan is the truth now.
-                detach(old, recordAs: nil)
+                let existed = nodes[Int(old)].record.kind != .gone
+                detach(old, recordAs: existed ? PathBytes.join(path(parent), e.name) : nil)
             }
             var g: UInt64
             if let gen { g = gen } else { lastGen += 1; g = lastGen }
             let id = allocate(Node(parent: parent, name: e.name, record: EntryRecord(kind: e.kind, state: state, gen: g)))
+            if e.parent < 0 { touchNew(id) }
             nodes[Int(parent)].children[e.name] = id
             ids[i] = id
             if isIgnoredByRules(id, rules: rules) {
@@ -345,13 +346,9 @@ public struct StateTree: Sendable {
             let c = contribution(ids[i])
             nodes[Int(ids[Int(p)])].counts.add(c)
         }
+        touch(dir)
         nodes[Int(dir)].counts.add(added)
         addToAncestors(of: dir, added, sign: 1)
-        touch(dir)
-        touchAncestors(of: dir)
-        for (i, e) in scan.entries.enumerated() where e.parent < 0 {
-            touch(ids[i])
-        }
     }
 
     func isIgnoredByRules(_ id: NodeID, rules: IgnoreRules) -> Bool {

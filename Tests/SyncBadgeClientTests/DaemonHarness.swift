@@ -1,0 +1,219 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import SyncBadgeClient
+import SyncBadgeCore
+
+/// Where the built products are: next to this test bundle.
+enum Products {
+    static var directory: URL {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+    }
+    static var daemon: URL { directory.appendingPathComponent("syncbadged") }
+    static var cli: URL { directory.appendingPathComponent("syncbadge") }
+    static var repository: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+    static var badges: URL { repository.appendingPathComponent("Badges") }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// A private temporary directory, removed when done.
+final class TempDir {
+    let path: String
+
+    init() throws {
+        var template = Array((NSTemporaryDirectory() + "syncbadge-test-XXXXXX").utf8CString)
+        guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw HarnessError(description: "mkdtemp failed")
+        }
+        // Resolve /tmp symlinks so paths match what the daemon reports.
+        path = URL(fileURLWithPath: String(cString: p)).resolvingSymlinksInPath().path
+    }
+
+    func sub(_ name: String) -> String { path + "/" + name }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// Collects a child's stderr on a thread and lets tests wait for a line to appear.
+final class OutputWatcher: Sendable {
+    let text = Mutex<String>("")
+    let ended = Atomic<Bool>(false)
+    let changed = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle) {
+        let thread = Thread { [self] in
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+                changed.signal()
+            }
+            ended.store(true, ordering: .sequentiallyConsistent)
+            changed.signal()
+        }
+        thread.start()
+    }
+
+    /// Waits until the output contains `needle` (seen after `from` characters); false at the deadline.
+    func wait(for needle: String, timeout: Double = 20) -> Bool {
+        let deadline = DispatchTime.now() + timeout
+        while true {
+            if text.withLock({ $0.contains(needle) }) { return true }
+            if ended.load(ordering: .sequentiallyConsistent) { return false }
+            if changed.wait(timeout: deadline) == .timedOut { return false }
+        }
+    }
+}
+
+/// The real daemon on a temporary socket and state directory.
+final class DaemonHarness {
+    let temp: TempDir
+    let socket: String
+    let stateDir: String
+    var process: Process?
+    var output: OutputWatcher?
+
+    init(temp: TempDir? = nil) throws {
+        self.temp = try temp ?? TempDir()
+        socket = self.temp.sub("run/daemon.sock")
+        stateDir = self.temp.sub("state")
+        try start()
+    }
+
+    func start() throws {
+        let p = Process()
+        p.executableURL = Products.daemon
+        p.arguments = ["--socket", socket, "--state-dir", stateDir, "--badges", Products.badges.path, "--log-level", "info"]
+        let pipe = Pipe()
+        p.standardError = pipe
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        // Only the child writes to the pipe, so its exit is our end of file.
+        try? pipe.fileHandleForWriting.close()
+        let out = OutputWatcher(pipe.fileHandleForReading)
+        process = p
+        output = out
+        guard out.wait(for: "listening") else {
+            p.terminate()
+            throw HarnessError(description: "daemon did not start: \(out.text.withLock { $0 })")
+        }
+    }
+
+    /// Sends `signal` and waits for the exit status.
+    @discardableResult
+    func stop(signal: Int32 = SIGTERM) -> Int32 {
+        guard let p = process else { return -1 }
+        kill(p.processIdentifier, signal)
+        p.waitUntilExit()
+        process = nil
+        return p.terminationStatus
+    }
+
+    func restart() throws {
+        stop()
+        try start()
+    }
+
+    func connect(role: String = "viewer", name: String = "test") throws -> Connection {
+        try Connection(socketPath: socket, role: role, name: name)
+    }
+
+    /// Makes a directory under the temp dir and registers it as a root.
+    func addRoot(_ name: String = "root", files: [String] = []) throws -> String {
+        let root = temp.sub(name)
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        for f in files {
+            let path = root + "/" + f
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: path, contents: Data("x".utf8))
+        }
+        let admin = try connect(role: "admin")
+        _ = try admin.request("ADD-ROOT", [.path(Array(root.utf8))], timeout: 60)
+        return root
+    }
+
+    deinit {
+        if let p = process {
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+        }
+    }
+}
+
+extension Connection {
+    /// Waits for a push matching `predicate`, skipping others; throws at the deadline.
+    @discardableResult
+    func waitForPush(timeout: Double = 15, _ what: String = "push", where predicate: (WireMessage) -> Bool) throws -> WireMessage {
+        let deadline = Date().addingTimeInterval(timeout)
+        var seen: [String] = []
+        while true {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0, let m = try nextPush(timeout: left) else {
+                throw HarnessError(description: "no \(what) within \(timeout)s; saw: \(seen.suffix(20).joined(separator: " | "))")
+            }
+            if predicate(m) { return m }
+            seen.append("\(m.kind) \(m.fields.first.map { PathBytes.display($0.bytes) } ?? "")")
+        }
+    }
+
+    func status(_ path: String) throws -> Item {
+        try status(bytes: Array(path.utf8))
+    }
+
+    func status(bytes: [UInt8]) throws -> Item {
+        let r = try request("STATUS", [.path(bytes)], timeout: 15)
+        guard let i = r.data.compactMap(Item.init).first else { throw HarnessError(description: "no ITEM") }
+        return i
+    }
+
+    func list(_ path: String) throws -> [Item] {
+        try request("LIST", [.path(Array(path.utf8))], timeout: 15).data.compactMap(Item.init)
+    }
+}
+
+extension WireMessage {
+    var path: String? { fields.first.map { String(decoding: $0.bytes, as: UTF8.self) } }
+}
+
+/// Creates a file with exactly these bytes as its name.
+func createFile(dir: String, name: [UInt8], contents: String = "x") throws {
+    let path = Array(dir.utf8) + [UInt8(ascii: "/")] + name + [0]
+    let fd = path.withUnsafeBufferPointer { buf in
+        buf.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buf.count) { open($0, O_CREAT | O_WRONLY | O_TRUNC, 0o644) }
+    }
+    guard fd >= 0 else { throw HarnessError(description: "open failed: \(errno)") }
+    _ = contents.withCString { write(fd, $0, strlen($0)) }
+    close(fd)
+}
+
+/// Creates (or truncates) a file in place: no temporary file and rename, unlike
+/// `FileManager.createFile`, whose rename would leave a tombstone at the temporary name.
+func touchFile(_ path: String, _ contents: String = "") throws {
+    let fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0o644)
+    guard fd >= 0 else { throw HarnessError(description: "open \(path) failed: \(errno)") }
+    _ = contents.withCString { write(fd, $0, strlen($0)) }
+    close(fd)
+}
+
+/// Runs the CLI; returns exit status and standard output.
+func runCLI(_ args: [String], environment: [String: String]? = nil) throws -> (status: Int32, out: String, err: String) {
+    let p = Process()
+    p.executableURL = Products.cli
+    p.arguments = args
+    if let environment { p.environment = environment }
+    let out = Pipe(), err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    try p.run()
+    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let e = err.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+}
