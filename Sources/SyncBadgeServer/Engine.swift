@@ -80,11 +80,12 @@ final class Engine {
     func beginRoot(_ path: [UInt8], ignoreDefaults: Bool, pending: PendingAdd) {
         roots.append(RootInfo(path: path, scanning: true, ignoreDefaults: ignoreDefaults))
         tree.addRoot(path: path, scan: ScanTree(), rules: rules(for: path, file: nil, defaults: ignoreDefaults))
+        // Announce before the watcher starts, so the announcement shows no watches yet.
+        pushRoot(path)
         let token = nextToken
         nextToken += 1
         pendingAdds[token] = pending
         watcher?.addRoot(path, token: token, identities: pending.session == nil)
-        pushRoot(path)
     }
 
     func rules(for root: [UInt8], file: [UInt8]?, defaults: Bool) -> IgnoreRules {
@@ -191,7 +192,8 @@ final class Engine {
                 before.gen = after.gen
                 if before == after { continue }
             }
-            if isRoot && c.before?.state != after.state { rootsChanged.append(after.path) }
+            // A new root was announced when it was added.
+            if isRoot, let before = c.before, before.state != after.state { rootsChanged.append(after.path) }
             guard parentObs != nil || ownObs != nil else { continue }
             let line = after.wireLine(head: "*")
             var targets = parentObs ?? [:]
