@@ -52,8 +52,11 @@ public enum BadgeManifest {
 
     public static func parse(_ text: String, directory: [UInt8]) throws -> [Badge] {
         var badges: [Badge] = []
-        for (n, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
+        // Split on scalars: "\r\n" is one Character, so a Character split would miss CRLF lines.
+        for (n, rawLine) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            var scalars = rawLine
+            if scalars.last == "\r" { scalars = scalars.dropLast() }
+            let line = Substring(String(String.UnicodeScalarView(scalars)))
             if line.isEmpty || line.hasPrefix("#") { continue }
             let cols = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             guard cols.count == 6 else { throw BadgeManifestError.malformedLine(n + 1, "expected 6 tab-separated columns, found \(cols.count)") }

@@ -78,3 +78,51 @@ public enum StateMachine {
         return n
     }
 }
+
+/// What a provider's `SET` did to one entry.
+public enum SetOutcome: Sendable, Equatable {
+    case applied(EntryRecord)
+    /// `synced` on a tombstone: the deletion reached the remote side, the entry goes.
+    case dropTombstone
+    /// The provider's generation is older than the path's: nothing changes.
+    case stale
+    /// The entry is ignored by the root's rules: a provider's report does not change that.
+    case unchanged
+}
+
+/// A provider's report about one path.
+public struct SetRequest: Sendable, Equatable {
+    public var state: SyncState
+    public var gen: UInt64?
+    public var progress: UInt8?
+    public var message: String?
+    public var badge: String?
+    public var recursive: Bool
+
+    public init(state: SyncState, gen: UInt64? = nil, progress: UInt8? = nil, message: String? = nil, badge: String? = nil, recursive: Bool = false) {
+        self.state = state
+        self.gen = gen
+        self.progress = progress
+        self.message = message
+        self.badge = badge
+        self.recursive = recursive
+    }
+}
+
+extension StateMachine {
+    /// A provider's `SET`. Without a generation it applies to the current one; with an older one
+    /// it is stale and changes nothing, so a file written during its upload stays `pending`.
+    /// `identity` is the file's identity now, recorded when it becomes `synced`.
+    public static func set(_ r: EntryRecord, _ req: SetRequest, identity: FileIdentity?) -> SetOutcome {
+        if let gen = req.gen, gen < r.gen { return .stale }
+        if r.ruleIgnored { return .unchanged }
+        if r.isTombstone && req.state == .synced { return .dropTombstone }
+        var n = r
+        n.state = req.state
+        n.progress = req.progress
+        n.message = req.message
+        n.badge = req.badge
+        n.syncedIdentity = req.state == .synced && !r.isTombstone ? identity : nil
+        return .applied(n)
+    }
+}

@@ -154,9 +154,12 @@ extension StateTree {
 
     /// New ignore rules for a root: entries they now ignore become `ignored`, entries they no
     /// longer ignore become `pending` with a new generation.
-    public mutating func setRules(root path: [UInt8], rules: IgnoreRules) {
-        guard let i = roots.firstIndex(where: { $0.path == path }) else { return }
+    /// Returns the entries that stopped being ignored.
+    @discardableResult
+    public mutating func setRules(root path: [UInt8], rules: IgnoreRules) -> [NodeID] {
+        guard let i = roots.firstIndex(where: { $0.path == path }) else { return [] }
         roots[i].rules = rules
+        var unignored: [NodeID] = []
         for id in subtree(roots[i].node) where nodes[Int(id)].live && nodes[Int(id)].parent >= 0 {
             let rec = nodes[Int(id)].record
             let ignore = isIgnoredByRules(id, rules: rules)
@@ -168,8 +171,10 @@ extension StateTree {
                 }
             } else if !ignore && rec.ruleIgnored {
                 update(id, StateMachine.stoppedIgnoring(rec, gens: &lastGen))
+                unignored.append(id)
             }
         }
+        return unignored
     }
 }
 

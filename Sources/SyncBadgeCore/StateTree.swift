@@ -73,6 +73,12 @@ public struct StateTree: Sendable {
     public var lastGen: UInt64 = 0
     public private(set) var liveCount = 0
 
+    /// Nodes whose record must be written to the store, and subtrees to delete from it.
+    var storeDirty = Set<NodeID>()
+    var storeDeleted: [StoreChanges.Deletion] = []
+    /// Off while restoring from the store: what is loaded needs no writing back.
+    var recordsForStore = true
+
     var touched: [NodeID: ItemView?] = [:]
     var touchOrder: [NodeID] = []
     var removals: [Removal] = []
@@ -238,6 +244,7 @@ public struct StateTree: Sendable {
     /// Replaces a node's record, keeping every ancestor's counts right.
     mutating func update(_ id: NodeID, _ new: EntryRecord) {
         touch(id)
+        if recordsForStore { storeDirty.insert(id) }
         let old = nodes[Int(id)].record
         nodes[Int(id)].record = new
         if old.state != new.state {
@@ -252,18 +259,25 @@ public struct StateTree: Sendable {
 
     mutating func allocate(_ node: Node) -> NodeID {
         liveCount += 1
-        if let id = free.popLast() {
-            nodes[Int(id)] = node
-            return id
+        let id: NodeID
+        if let reused = free.popLast() {
+            nodes[Int(reused)] = node
+            id = reused
+        } else {
+            nodes.append(node)
+            id = NodeID(nodes.count - 1)
         }
-        nodes.append(node)
-        return NodeID(nodes.count - 1)
+        if recordsForStore { storeDirty.insert(id) }
+        return id
     }
 
     /// Frees a node and its descendants, fixing ancestors' counts and recording removals of
     /// what existed.
     mutating func detach(_ id: NodeID, recordAs path: [UInt8]?) {
         let parent = nodes[Int(id)].parent
+        if recordsForStore, let r = rootIndex(of: id) {
+            storeDeleted.append(.init(root: roots[r].path, relativePath: relativePath(id)))
+        }
         addToAncestors(of: id, contribution(id), sign: -1)
         if parent >= 0 {
             nodes[Int(parent)].children.removeValue(forKey: nodes[Int(id)].name)
@@ -273,6 +287,7 @@ public struct StateTree: Sendable {
         }
         for n in subtree(id) {
             nodes[Int(n)].live = false
+            storeDirty.remove(n)
             nodes[Int(n)].children = [:]
             nodes[Int(n)].name = []
             free.append(n)

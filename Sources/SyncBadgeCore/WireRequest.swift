@@ -165,7 +165,7 @@ public struct WireMessage: Sendable, Equatable {
         var line = Array(raw)[...]
         if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
         let parts = line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
-        guard parts.count >= 2, let head = parts.first,
+        guard parts.count >= 2, let head = parts.first, !parts[1].isEmpty,
               head.elementsEqual([UInt8(ascii: "*")]) || WireParser.isTag(head)
         else { return nil }
         self.head = String(decoding: head, as: UTF8.self)

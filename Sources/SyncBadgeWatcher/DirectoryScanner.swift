@@ -33,7 +33,8 @@ enum DirectoryScanner {
     /// Scans below `top`. `enter` is called for every directory (the top one included) before
     /// it is read, so a watch added there misses nothing; it receives the directory's path, the
     /// index of its scan entry (-1 for `top`) and its parent's index (-1 for `top`'s children).
-    static func scan(_ top: [UInt8], identities: Bool, enter: (_ path: [UInt8], _ index: Int32, _ parent: Int32) -> Void) -> ScanTree {
+    static func scan(_ top: [UInt8], identities: Bool, progress: (Int) -> Void = { _ in },
+                     enter: (_ path: [UInt8], _ index: Int32, _ parent: Int32) -> Void) -> ScanTree {
         var tree = ScanTree()
         var stack: [([UInt8], Int32, Int32)] = [(top, -1, -1)]
         while let (dirPath, dirIndex, parentIndex) = stack.popLast() {
@@ -63,6 +64,7 @@ enum DirectoryScanner {
                     ident = identities && k != .dir ? id : nil
                 }
                 let index = tree.append(parent: dirIndex, name: name, kind: kind, identity: ident)
+                if tree.count % 100_000 == 0 { progress(tree.count) }
                 if kind == .dir { stack.append((path, index, dirIndex)) }
             }
         }

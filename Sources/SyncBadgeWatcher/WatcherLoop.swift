@@ -90,8 +90,7 @@ final class WatcherLoop {
             guard let n = Int32(name) else { continue }
             let len = readlink("/proc/self/fd/\(n)", &buf, buf.count - 1)
             guard len > 0 else { continue }
-            buf[len] = 0
-            if String(cString: buf) == "anon_inode:inotify" { return n }
+            if String(decoding: buf[0..<len].map { UInt8(bitPattern: $0) }, as: UTF8.self) == "anon_inode:inotify" { return n }
         }
         return nil
     }
@@ -214,7 +213,9 @@ final class WatcherLoop {
     func watchAndScan(_ top: [UInt8], parent: Int32, name: [UInt8], root: Int32?, identities: Bool) -> (wd: Int32?, scan: ScanTree) {
         var wds: [Int32: Int32] = [:]  // scan index → wd
         var topWd: Int32? = nil
-        let scan = DirectoryScanner.scan(top, identities: identities) { path, index, parentIndex in
+        let scan = DirectoryScanner.scan(top, identities: identities, progress: { n in
+            self.logger.info("scanning", metadata: ["path": "\(PathBytes.display(top))", "entries": "\(n)"])
+        }) { path, index, parentIndex in
             if index < 0 {
                 topWd = addWatch(path, parent: parent, name: name, root: root)
                 return

@@ -1,0 +1,54 @@
+/// Provider reports and the change feed.
+extension StateTree {
+    public enum SetResult: Sendable, Equatable {
+        /// Applied (or nothing to change); the path's current generation.
+        case done(gen: UInt64)
+        case stale(gen: UInt64)
+        case notFound
+    }
+
+    /// Applies a provider's `SET` to the path (and, with `recursive`, everything below it).
+    /// `identify` stats a path when it becomes `synced`: the daemon records the file's identity
+    /// at that moment. `ignored` on a directory covers its subtree: nothing below an ignored
+    /// directory counts.
+    public mutating func set(_ path: [UInt8], _ req: SetRequest, identify: ([UInt8]) -> FileIdentity?) -> SetResult {
+        guard let id = find(path) else { return .notFound }
+        let rec = nodes[Int(id)].record
+        if let gen = req.gen, gen < rec.gen { return .stale(gen: rec.gen) }
+        let recursive = req.recursive || (req.state == .ignored && rec.kind == .dir)
+        let targets = recursive ? subtree(id) : [id]
+        for t in targets where nodes[Int(t)].live {
+            let tPath = t == id ? path : self.path(t)
+            let r = nodes[Int(t)].record
+            let identity = req.state == .synced && !r.isTombstone ? identify(tPath) : nil
+            switch StateMachine.set(r, req, identity: identity) {
+            case .applied(let n): update(t, n)
+            case .dropTombstone: detach(t, recordAs: nil)
+            case .stale, .unchanged: continue
+            }
+        }
+        return .done(gen: nodes[Int(id)].live ? nodes[Int(id)].record.gen : rec.gen)
+    }
+
+    /// Whether a local change to `path` needs the file's current identity to be judged: only
+    /// a synced entry with a recorded identity does.
+    public func needsIdentity(_ path: [UInt8]) -> Bool {
+        guard let id = find(path) else { return false }
+        let r = nodes[Int(id)].record
+        return r.state == .synced && r.syncedIdentity != nil
+    }
+
+    /// Every path below (and including) `root` whose own state is `pending`, tombstones
+    /// included, parents first. Subtrees without a pending entry are skipped.
+    public func pendingPaths(under root: NodeID) -> [NodeID] {
+        var out: [NodeID] = []
+        var stack = [root]
+        while let id = stack.popLast() {
+            let n = nodes[Int(id)]
+            if n.record.state == .pending { out.append(id) }
+            guard n.counts[.pending] > 0 else { continue }
+            for child in n.children.values { stack.append(child) }
+        }
+        return out
+    }
+}

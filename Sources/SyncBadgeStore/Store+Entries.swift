@@ -1,0 +1,76 @@
+import Foundation
+import GRDB
+import SyncBadgeCore
+
+/// Per-path states: written in batches (group commit), read back at start.
+extension Store {
+    /// Writes a batch in one transaction: one fsync however many entries it holds.
+    public func commit(_ changes: StoreChanges) async throws {
+        try await db.write { db in
+            var rootIDs: [[UInt8]: Int64?] = [:]
+            func rootID(_ path: [UInt8]) throws -> Int64? {
+                if let cached = rootIDs[path] { return cached }
+                let id = try Int64.fetchOne(db, sql: "SELECT id FROM root WHERE path = ?", arguments: [Data(path)])
+                rootIDs[path] = id
+                return id
+            }
+            for d in changes.deletions {
+                guard let root = try rootID(d.root) else { continue }
+                if d.relativePath.isEmpty {
+                    try db.execute(sql: "DELETE FROM entry WHERE rootId = ?", arguments: [root])
+                } else {
+                    // The entry and everything below it: paths between "p/" and "p0" ('0' follows '/').
+                    try db.execute(
+                        sql: "DELETE FROM entry WHERE rootId = ? AND (path = ? OR (path >= ? AND path < ?))",
+                        arguments: [root, Data(d.relativePath), Data(d.relativePath + [0x2F]), Data(d.relativePath + [0x30])])
+                }
+            }
+            let upsert = try db.makeStatement(sql: """
+                INSERT INTO entry (rootId, path, kind, state, gen, progress, message, badge, inode, size, mtimeNs, ctimeNs, ruleIgnored)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(rootId, path) DO UPDATE SET kind = excluded.kind, state = excluded.state, gen = excluded.gen,
+                  progress = excluded.progress, message = excluded.message, badge = excluded.badge, inode = excluded.inode,
+                  size = excluded.size, mtimeNs = excluded.mtimeNs, ctimeNs = excluded.ctimeNs, ruleIgnored = excluded.ruleIgnored
+                """)
+            for u in changes.upserts {
+                guard let root = try rootID(u.root) else { continue }
+                let r = u.record
+                let ident = r.syncedIdentity
+                try upsert.execute(arguments: [
+                    root, Data(u.relativePath), Int(r.kind.rawValue), Int(r.state.rawValue), Int64(bitPattern: r.gen),
+                    r.progress.map { Int($0) }, r.message, r.badge,
+                    ident.map { Int64(bitPattern: $0.inode) }, ident?.size, ident?.mtimeNs, ident?.ctimeNs, r.ruleIgnored,
+                ])
+            }
+            try db.execute(
+                sql: "INSERT INTO meta (key, value) VALUES ('lastGen', ?) ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)",
+                arguments: [Int64(bitPattern: changes.lastGen)])
+        }
+    }
+
+    /// A root's stored entries, parents before children.
+    public func entries(root: [UInt8]) throws -> [(relativePath: [UInt8], record: EntryRecord)] {
+        try db.read { db in
+            guard let rootID = try Int64.fetchOne(db, sql: "SELECT id FROM root WHERE path = ?", arguments: [Data(root)]) else { return [] }
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT path, kind, state, gen, progress, message, badge, inode, size, mtimeNs, ctimeNs, ruleIgnored
+                FROM entry WHERE rootId = ? ORDER BY path
+                """, arguments: [rootID])
+            var out: [(relativePath: [UInt8], record: EntryRecord)] = []
+            while let row = try rows.next() {
+                let path: Data = row[0]
+                guard let kind = EntryKind(rawValue: UInt8(row[1] as Int)), let state = SyncState(rawValue: UInt8(row[2] as Int)) else { continue }
+                var r = EntryRecord(kind: kind, state: state, gen: UInt64(bitPattern: row[3] as Int64))
+                r.progress = (row[4] as Int?).map { UInt8(clamping: $0) }
+                r.message = row[5]
+                r.badge = row[6]
+                if let inode = row[7] as Int64?, let size = row[8] as Int64?, let m = row[9] as Int64?, let c = row[10] as Int64? {
+                    r.syncedIdentity = FileIdentity(inode: UInt64(bitPattern: inode), size: size, mtimeNs: m, ctimeNs: c)
+                }
+                r.ruleIgnored = row[11]
+                out.append((Array(path), r))
+            }
+            return out
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Logging
+import Testing
+@testable import SyncBadgeStore
+
+/// Durable roots and generations (GRDB on a real temporary directory).
+@Suite struct StoreTests {
+    let logger = Logger(label: "store-tests")
+
+    /// A fresh directory; the store creates `state.sqlite` (and the directory) itself.
+    func freshDirectory() -> String {
+        NSTemporaryDirectory() + "syncbadge-store-\(UUID().uuidString)/nested"
+    }
+
+    func cleanUp(_ dir: String) {
+        try? FileManager.default.removeItem(atPath: (dir as NSString).deletingLastPathComponent)
+    }
+
+    @Test func aNewStoreIsEmptyAndPrivate() throws {
+        let dir = freshDirectory()
+        defer { cleanUp(dir) }
+        let store = try Store(directory: dir, logger: logger)
+        #expect(try store.roots().isEmpty)
+        #expect(try store.lastGen() == 0)
+        #expect(FileManager.default.fileExists(atPath: dir + "/state.sqlite"))
+        let mode = try FileManager.default.attributesOfItem(atPath: dir)[.posixPermissions] as? Int
+        #expect(mode == 0o700)
+    }
+
+    @Test func rootsPersistAcrossInstances() async throws {
+        let dir = freshDirectory()
+        defer { cleanUp(dir) }
+        let weird: [UInt8] = [0x2F, 0x74, 0x6D, 0x70, 0x2F, 0xFF, 0x0A, 0xC3, 0xA9]
+        do {
+            let store = try Store(directory: dir, logger: logger)
+            try await store.addRoot(StoredRoot(path: Array("/home/u/sync".utf8), ignoreDefaults: true))
+            try await store.addRoot(StoredRoot(path: weird, ignoreDefaults: false))
+            try await store.addRoot(StoredRoot(path: Array("/home/u/other".utf8), ignoreDefaults: true))
+            // Adding an existing root again changes nothing.
+            try await store.addRoot(StoredRoot(path: Array("/home/u/sync".utf8), ignoreDefaults: false))
+        }
+        let again = try Store(directory: dir, logger: logger)
+        #expect(try again.roots() == [
+            StoredRoot(path: Array("/home/u/sync".utf8), ignoreDefaults: true),
+            StoredRoot(path: weird, ignoreDefaults: false),
+            StoredRoot(path: Array("/home/u/other".utf8), ignoreDefaults: true),
+        ])
+
+        try await again.removeRoot(weird)
+        try await again.removeRoot(Array("/not/a/root".utf8))
+        let third = try Store(directory: dir, logger: logger)
+        #expect(try third.roots().map(\.path) == [Array("/home/u/sync".utf8), Array("/home/u/other".utf8)])
+    }
+
+    @Test func aPathIsComparedAsBytes() async throws {
+        let dir = freshDirectory()
+        defer { cleanUp(dir) }
+        let store = try Store(directory: dir, logger: logger)
+        try await store.addRoot(StoredRoot(path: Array("/a".utf8), ignoreDefaults: true))
+        try await store.addRoot(StoredRoot(path: Array("/A".utf8), ignoreDefaults: true))
+        try await store.addRoot(StoredRoot(path: Array("/a/".utf8), ignoreDefaults: true))
+        #expect(try store.roots().count == 3)
+        try await store.removeRoot(Array("/A".utf8))
+        #expect(try store.roots().map(\.path) == [Array("/a".utf8), Array("/a/".utf8)])
+    }
+
+    @Test(arguments: [1, 42, 1 << 40, UInt64(Int64.max)] as [UInt64])
+    func lastGenRoundTrips(_ gen: UInt64) async throws {
+        let dir = freshDirectory()
+        defer { cleanUp(dir) }
+        do {
+            let store = try Store(directory: dir, logger: logger)
+            try await store.saveLastGen(7)
+            #expect(try store.lastGen() == 7)
+            try await store.saveLastGen(gen)
+            #expect(try store.lastGen() == gen)
+        }
+        #expect(try Store(directory: dir, logger: logger).lastGen() == gen)
+    }
+}
