@@ -5,13 +5,26 @@ public struct StoreChanges: Sendable {
         /// Below the root, `/`-separated; empty for the root itself.
         public var relativePath: [UInt8]
         public var record: EntryRecord
+
+        public init(root: [UInt8], relativePath: [UInt8], record: EntryRecord) {
+            self.root = root
+            self.relativePath = relativePath
+            self.record = record
+        }
     }
 
     /// An entry and everything below it.
     public struct Deletion: Sendable {
         public var root: [UInt8]
         public var relativePath: [UInt8]
+
+        public init(root: [UInt8], relativePath: [UInt8]) {
+            self.root = root
+            self.relativePath = relativePath
+        }
     }
+
+    public init() {}
 
     /// Applied first, so that an entry deleted and re-created in one batch ends up stored.
     public var deletions: [Deletion] = []

@@ -58,6 +58,10 @@ extension Engine {
         case "UNOBSERVE": unobserve(req, s)
         case "ADD-ROOT": return addRoot(req, s)
         case "REMOVE-ROOT": return removeRoot(req, s)
+        case "SET": return handleSets([req], from: s)
+        case "CHANGES": changes(req, s)
+        case "SUBSCRIBE-CHANGES": subscribeChanges(req, s)
+        case "CLAIM": claim(req, s)
         default:
             s.error(req.tag, "unknown-verb", message: Array("\(req.verb) is not implemented yet".utf8))
         }
@@ -250,7 +254,14 @@ extension Engine {
         switch result {
         case .success(let scan):
             tree.setRules(root: path, rules: rules(for: path, file: scan.ignoreFile, defaults: roots[i].ignoreDefaults))
-            tree.fill(root: path, scan: scan.scan)
+            if pending.restored {
+                // What changed while the daemon was down: new entries pending, vanished ones
+                // tombstoned, synced files whose identity changed pending.
+                tree.reconcile(root: path, scan: scan.scan)
+                resetChanges(path)
+            } else {
+                tree.fill(root: path, scan: scan.scan)
+            }
             roots[i].scanning = false
             roots[i].degraded = scan.degraded
             roots[i].error = nil
@@ -260,12 +271,12 @@ extension Engine {
                 return
             }
             let stored = StoredRoot(path: path, ignoreDefaults: roots[i].ignoreDefaults)
-            let lastGen = tree.lastGen
             let store = self.store
+            // The root row first; its entries follow with the next group commit.
             loop.makeFutureWithTask {
                 try await store.addRoot(stored)
-                try await store.saveLastGen(lastGen)
             }.assumeIsolated().whenComplete { result in
+                self.scheduleCommit()
                 self.pushRoot(path)
                 guard let s = pending.session, s.isActive else {
                     self.flushDirty()
@@ -289,6 +300,9 @@ extension Engine {
             if isNew {
                 tree.removeRoot(path: path)
                 _ = tree.drainChanges()
+                // A group commit may have stored the empty root meanwhile.
+                let store = self.store
+                loop.makeFutureWithTask { try await store.removeRoot(path) }.whenComplete { _ in }
                 roots.remove(at: i)
                 pushRootRemoved(path)
                 if let s = pending.session, s.isActive {
@@ -318,6 +332,10 @@ extension Engine {
         roots.remove(at: i)
         watcher?.removeRoot(p)
         tree.removeRoot(path: p)
+        claims.removeValue(forKey: p)
+        if let subs = changeSubscribers.removeValue(forKey: p) {
+            for s in subs.values { s.subscriptions.remove(p) }
+        }
         publishChanges()
         pushRootRemoved(p)
         flushDirty()

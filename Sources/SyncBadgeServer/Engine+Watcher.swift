@@ -2,30 +2,40 @@ import SyncBadgeCore
 import SyncBadgeWatcher
 
 extension Engine {
-    /// Applies a batch of watcher events in order, then pushes what changed. Changes queued
+    /// Applies a batch of watcher events in order, then pushes what changed and writes it
+    /// behind (a crash loses nothing: the rescan at start finds it again). Changes queued
     /// together are coalesced: each entry is pushed once per batch, with its last state.
     func apply(_ events: [FileEvent]) {
         for e in events {
             switch e {
-            case .changed(let path, let kind, _):
-                tree.localChange(path, kind: kind)
+            case .changed(let path, let kind, let what):
+                localChange(path, kind: kind, what: what == .create ? "create" : "modify")
             case .directoryAppeared(let path, let subtree):
-                tree.localChange(path, kind: .dir, subtree: subtree)
+                localChange(path, kind: .dir, what: "create", subtree: subtree)
             case .deleted(let path, _):
+                let before = gen(of: path)
                 tree.deleted(path)
+                if gen(of: path) != before { emitChanged(path, what: "delete") }
             case .moved(let from, let to, let kind):
                 let fromInside = tree.root(containing: from) != nil
                 let toInside = tree.root(containing: to) != nil
                 if fromInside && toInside {
+                    let before = gen(of: from)
                     tree.moved(from: from, to: to, kind: kind)
+                    // One CHANGED for the entry at its new path (a directory's contents included).
+                    if gen(of: from) != before { emitChanged(to, what: "move", from: from) }
                 } else if fromInside {
                     tree.deleted(from)
+                    emitChanged(from, what: "delete")
                 } else if toInside {
-                    tree.localChange(to, kind: kind)
+                    localChange(to, kind: kind, what: "create")
                 }
             case .ignoreFileChanged(let root, let contents):
                 if let info = roots.first(where: { $0.path == root }), !info.scanning {
-                    tree.setRules(root: root, rules: rules(for: root, file: contents, defaults: info.ignoreDefaults))
+                    let unignored = tree.setRules(root: root, rules: rules(for: root, file: contents, defaults: info.ignoreDefaults))
+                    for id in unignored where tree.record(id).kind != .gone {
+                        emitChanged(tree.path(id), what: "create")
+                    }
                 }
             case .rootAdded(let root, let token, let result):
                 rootAdded(root, token: token, result: result)
@@ -37,16 +47,35 @@ extension Engine {
                     tree.setRootError(root, message: "\(PathBytes.display(root)): the root directory vanished")
                     pushRoot(root)
                 }
-            case .barrier, .overflow:
+            case .barrier(let token):
+                barrierReached(token)
+            case .overflow:
                 break
             }
         }
         publishChanges()
+        scheduleCommit()
         flushDirty()
     }
 
+    func gen(of path: [UInt8]) -> UInt64? {
+        tree.find(path).map { tree.record($0).gen }
+    }
+
+    /// A create, write or attribute change. A synced file is stat'ed so that an unchanged
+    /// identity (the provider's own write, or metadata noise) changes nothing.
+    func localChange(_ path: [UInt8], kind: EntryKind, what: String, subtree: ScanTree? = nil) {
+        let existing = tree.find(path)
+        let before = existing.map { tree.record($0) }
+        let identity = tree.needsIdentity(path) ? Self.identity(path) : nil
+        tree.localChange(path, kind: kind, identity: identity, subtree: subtree)
+        guard let after = gen(of: path), after != before?.gen else { return }
+        let created = before == nil || before?.kind == .gone
+        emitChanged(path, what: created ? "create" : what)
+    }
+
     /// After lost events: make the root match the scan, then tell every observer of a directory
-    /// in it to list again.
+    /// in it to list again, and every change subscriber to ask for `CHANGES` again.
     func rootRescanned(_ root: [UInt8], _ scan: RootScan) {
         guard let i = rootInfoIndex(root), !roots[i].scanning else { return }
         tree.setRules(root: root, rules: rules(for: root, file: scan.ignoreFile, defaults: roots[i].ignoreDefaults))
@@ -61,5 +90,6 @@ extension Engine {
                 markDirty(s)
             }
         }
+        resetChanges(root)
     }
 }

@@ -26,10 +26,12 @@ final class Engine {
         /// Nil for roots reloaded at start.
         var session: Session?
         var tag: String
+        /// Reloaded with stored entries: the scan reconciles instead of filling.
+        var restored = false
     }
 
     static let serverName = "syncbadge/0.1.0"
-    static let capabilities = "observe"
+    static let capabilities = "observe,changes"
 
     let loop: EventLoop
     let logger: Logger
@@ -48,6 +50,17 @@ final class Engine {
     var nextSessionID = 1
     var observers: [StateTree.NodeID: [Int: Session]] = [:]
     var dirty: [Int: Session] = [:]
+    /// Root path → the provider connection that claimed it.
+    var claims: [[UInt8]: Session] = [:]
+    /// Root path → connections subscribed to its change feed.
+    var changeSubscribers: [[UInt8]: [Int: Session]] = [:]
+    /// `SET`s waiting for the next watcher barrier, and those whose barrier is out.
+    var setsWaiting: [(Session, [WireRequest])] = []
+    var setsAtBarrier: [(Session, [WireRequest])] = []
+    var barrierOutstanding: UInt64?
+    /// Group commit: one store transaction in flight; callbacks for the next one.
+    var commitInFlight = false
+    var nextCommitWaiters: [(Result<Void, Error>) -> Void] = []
 
     init(loop: EventLoop, store: Store, badges: [Badge], privatePaths: [[UInt8]], logger: Logger) throws {
         self.loop = loop
@@ -73,13 +86,24 @@ final class Engine {
     /// Starts watching stored roots after a restart; they answer with `scanning=1` meanwhile.
     func loadStoredRoots() throws {
         for stored in try store.roots() {
-            beginRoot(stored.path, ignoreDefaults: stored.ignoreDefaults, pending: PendingAdd(session: nil, tag: ""))
+            let entries = try store.entries(root: stored.path)
+            logger.info("loaded stored states", metadata: ["root": "\(PathBytes.display(stored.path))", "entries": "\(entries.count)"])
+            beginRoot(stored.path, ignoreDefaults: stored.ignoreDefaults,
+                      pending: PendingAdd(session: nil, tag: "", restored: !entries.isEmpty), entries: entries)
         }
     }
 
-    func beginRoot(_ path: [UInt8], ignoreDefaults: Bool, pending: PendingAdd) {
+    /// Registers a root as `scanning=1` and asks the watcher to watch and scan it. A root
+    /// reloaded at start shows its stored entries until the scan reaches them.
+    func beginRoot(_ path: [UInt8], ignoreDefaults: Bool, pending: PendingAdd,
+                   entries: [(relativePath: [UInt8], record: EntryRecord)] = []) {
         roots.append(RootInfo(path: path, scanning: true, ignoreDefaults: ignoreDefaults))
-        tree.addRoot(path: path, scan: ScanTree(), rules: rules(for: path, file: nil, defaults: ignoreDefaults))
+        let rules = rules(for: path, file: nil, defaults: ignoreDefaults)
+        if pending.restored {
+            tree.restoreRoot(path: path, entries: entries, rules: rules)
+        } else {
+            tree.addRoot(path: path, scan: ScanTree(), rules: rules)
+        }
         // Announce before the watcher starts, so the announcement shows no watches yet.
         pushRoot(path)
         let token = nextToken
@@ -104,6 +128,7 @@ final class Engine {
         line.field(info.path)
         let state: SyncState = info.error != nil ? .error : tree.root(at: info.path).map { tree.reportedState($0.node) } ?? .unknown
         line.word(state.name)
+        if let provider = claims[info.path] { line.option("provider", provider.name) }
         line.word("watches=\(watcher?.watches(of: info.path) ?? 0)")
         if info.scanning { line.word("scanning=1") }
         if let d = info.degraded { line.option("degraded", d) }
@@ -127,6 +152,16 @@ final class Engine {
         for (token, p) in pendingAdds where p.session === s {
             pendingAdds[token]?.session = nil
         }
+        for root in s.subscriptions {
+            changeSubscribers[root]?.removeValue(forKey: s.id)
+            if changeSubscribers[root]?.isEmpty == true { changeSubscribers.removeValue(forKey: root) }
+        }
+        // A provider's claims go with it; the states it set stay.
+        for (root, owner) in claims where owner === s {
+            claims.removeValue(forKey: root)
+            pushRoot(root)
+        }
+        flushDirty()
     }
 
     func markDirty(_ s: Session) {

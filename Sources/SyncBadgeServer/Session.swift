@@ -26,6 +26,10 @@ final class Session: ChannelInboundHandler {
     var observing: [StateTree.NodeID: Int] = [:]
     /// Observed directories whose pushes were dropped for a slow reader.
     var droppedPushes: Set<StateTree.NodeID> = []
+    /// Roots whose change feed lost pushes for a slow reader.
+    var droppedChanges: Set<[UInt8]> = []
+    /// Roots whose change feed this connection subscribed to.
+    var subscriptions: Set<[UInt8]> = []
 
     private var out: ByteBuffer
     private var queued: [Frame] = []
@@ -71,11 +75,18 @@ final class Session: ChannelInboundHandler {
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         guard context.channel.isWritable else { return }
         resumeReadingIfDrained()
-        guard !droppedPushes.isEmpty else { return }
+        guard !droppedPushes.isEmpty || !droppedChanges.isEmpty else { return }
         for node in droppedPushes where observing[node] != nil {
             engine.writeReset(node, to: self)
         }
         droppedPushes.removeAll()
+        for root in droppedChanges where subscriptions.contains(root) {
+            var line = WireLine("*")
+            line.word("RESET-CHANGES")
+            line.field(root)
+            write(line)
+        }
+        droppedChanges.removeAll()
         flush()
     }
 
@@ -99,11 +110,25 @@ final class Session: ChannelInboundHandler {
             case .malformed(let tag):
                 error(tag, "bad-request")
             case .request(let request):
-                if !engine.handle(request, from: self) {
+                if request.verb == "SET" && role == .provider {
+                    // Pipelined SETs share one barrier and one commit.
+                    waiting = !engine.handleSets([request] + takeQueuedSets(), from: self)
+                } else if !engine.handle(request, from: self) {
                     waiting = true
                 }
             }
         }
+    }
+
+    /// The `SET` requests queued next, up to the first line that is something else.
+    private func takeQueuedSets() -> [WireRequest] {
+        var sets: [WireRequest] = []
+        while queuedHead < queued.count, case .line(let buffer) = queued[queuedHead],
+              case .request(let r) = WireParser.parse(buffer.readableBytesView), r.verb == "SET" {
+            sets.append(r)
+            queuedHead += 1
+        }
+        return sets
     }
 
     /// The slow request answered: go on with the lines that queued behind it.
@@ -148,12 +173,28 @@ final class Session: ChannelInboundHandler {
     /// by one `* RESET` once it catches up.
     func push(_ line: WireLine, for node: StateTree.NodeID?) {
         guard isActive else { return }
-        if let node, let context, !context.channel.isWritable || out.readableBytes > Self.outputHighWater {
+        if let node, isBackedUp {
             droppedPushes.insert(node)
             return
         }
         write(line)
         engine.markDirty(self)
+    }
+
+    /// A `* CHANGED` push: dropped for a slow reader, replaced by `* RESET-CHANGES <root>`.
+    func pushChange(_ line: WireLine, root: [UInt8]) {
+        guard isActive else { return }
+        if isBackedUp {
+            droppedChanges.insert(root)
+            return
+        }
+        write(line)
+        engine.markDirty(self)
+    }
+
+    var isBackedUp: Bool {
+        guard let context else { return false }
+        return !context.channel.isWritable || out.readableBytes > Self.outputHighWater
     }
 
     func flush() {

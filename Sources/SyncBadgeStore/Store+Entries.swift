@@ -8,14 +8,20 @@ extension Store {
     public func commit(_ changes: StoreChanges) async throws {
         try await db.write { db in
             var rootIDs: [[UInt8]: Int64?] = [:]
-            func rootID(_ path: [UInt8]) throws -> Int64? {
-                if let cached = rootIDs[path] { return cached }
+            func rootID(_ path: [UInt8], create: Bool) throws -> Int64? {
+                if let cached = rootIDs[path], cached != nil || !create { return cached }
+                if create {
+                    // Entries may reach the store before `addRoot` does; the root row it writes
+                    // later sets the real settings.
+                    try db.execute(sql: "INSERT INTO root (path, ignoreDefaults, addedAt) VALUES (?, 1, ?) ON CONFLICT(path) DO NOTHING",
+                                   arguments: [Data(path), Date()])
+                }
                 let id = try Int64.fetchOne(db, sql: "SELECT id FROM root WHERE path = ?", arguments: [Data(path)])
                 rootIDs[path] = id
                 return id
             }
             for d in changes.deletions {
-                guard let root = try rootID(d.root) else { continue }
+                guard let root = try rootID(d.root, create: false) else { continue }
                 if d.relativePath.isEmpty {
                     try db.execute(sql: "DELETE FROM entry WHERE rootId = ?", arguments: [root])
                 } else {
@@ -33,7 +39,7 @@ extension Store {
                   size = excluded.size, mtimeNs = excluded.mtimeNs, ctimeNs = excluded.ctimeNs, ruleIgnored = excluded.ruleIgnored
                 """)
             for u in changes.upserts {
-                guard let root = try rootID(u.root) else { continue }
+                guard let root = try rootID(u.root, create: true) else { continue }
                 let r = u.record
                 let ident = r.syncedIdentity
                 try upsert.execute(arguments: [

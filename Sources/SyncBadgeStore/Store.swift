@@ -84,7 +84,7 @@ public final class Store: Sendable {
     public func addRoot(_ root: StoredRoot) async throws {
         try await db.write { db in
             try db.execute(
-                sql: "INSERT INTO root (path, ignoreDefaults, addedAt) VALUES (?, ?, ?) ON CONFLICT(path) DO NOTHING",
+                sql: "INSERT INTO root (path, ignoreDefaults, addedAt) VALUES (?, ?, ?) ON CONFLICT(path) DO UPDATE SET ignoreDefaults = excluded.ignoreDefaults",
                 arguments: [Data(root.path), root.ignoreDefaults, Date()])
         }
     }

@@ -156,6 +156,7 @@ extension Item {
     func humanLine(_ style: Style, name: String) -> String {
         var line = "\(style.glyph(badge)) \(style.paint(state.padding(toLength: 8, withPad: " ", startingAt: 0), badge: badge)) \(name)"
         if kind == "dir" && name.last != "/" { line += "/" }
+        if kind == "gone" { line += " (deleted)" }
         if let progress { line += " \(progress)%" }
         if let message { line += " — \(message)" }
         if kind == "dir", counts != nil {

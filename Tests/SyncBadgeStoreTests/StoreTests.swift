@@ -36,12 +36,13 @@ import Testing
             try await store.addRoot(StoredRoot(path: Array("/home/u/sync".utf8), ignoreDefaults: true))
             try await store.addRoot(StoredRoot(path: weird, ignoreDefaults: false))
             try await store.addRoot(StoredRoot(path: Array("/home/u/other".utf8), ignoreDefaults: true))
-            // Adding an existing root again changes nothing.
+            // Adding an existing root again keeps its place and takes the new settings (entries
+            // may have created the row before `addRoot` wrote it).
             try await store.addRoot(StoredRoot(path: Array("/home/u/sync".utf8), ignoreDefaults: false))
         }
         let again = try Store(directory: dir, logger: logger)
         #expect(try again.roots() == [
-            StoredRoot(path: Array("/home/u/sync".utf8), ignoreDefaults: true),
+            StoredRoot(path: Array("/home/u/sync".utf8), ignoreDefaults: false),
             StoredRoot(path: weird, ignoreDefaults: false),
             StoredRoot(path: Array("/home/u/other".utf8), ignoreDefaults: true),
         ])

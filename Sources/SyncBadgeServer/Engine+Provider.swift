@@ -1,0 +1,208 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import NIOCore
+import SyncBadgeCore
+import SyncBadgeWatcher
+
+/// Sync engines: `SET`, `CHANGES`, `SUBSCRIBE-CHANGES`, `CLAIM`, and the group commit that
+/// makes every acknowledged `SET` durable.
+extension Engine {
+    // MARK: SET
+
+    /// Queues `SET`s behind a watcher barrier: every event already queued in the kernel is
+    /// applied first, so a user's write that landed before the `SET` bumps the gen and the
+    /// `SET` comes back stale. Returns false: the answers come after the commit.
+    func handleSets(_ reqs: [WireRequest], from s: Session) -> Bool {
+        setsWaiting.append((s, reqs))
+        if barrierOutstanding == nil { requestSetBarrier() }
+        return false
+    }
+
+    func requestSetBarrier() {
+        guard !setsWaiting.isEmpty, let watcher else { return }
+        let token = nextToken
+        nextToken += 1
+        barrierOutstanding = token
+        setsAtBarrier = setsWaiting
+        setsWaiting = []
+        watcher.barrier(token: token)
+    }
+
+    /// The barrier came back: apply the `SET`s in order, commit once, then answer.
+    func barrierReached(_ token: UInt64) {
+        guard token == barrierOutstanding else { return }
+        barrierOutstanding = nil
+        let groups = setsAtBarrier
+        setsAtBarrier = []
+        var answers: [(Session, [(tag: String, line: WireLine, ok: Bool)])] = []
+        for (s, reqs) in groups {
+            answers.append((s, reqs.map { req in
+                let (line, ok) = applySet(req)
+                return (req.tag, line, ok)
+            }))
+        }
+        scheduleCommit { result in
+            for (s, lines) in answers where s.isActive {
+                for (tag, line, ok) in lines {
+                    // An OK promises durability: without the commit it is an error.
+                    if ok, case .failure(let e) = result {
+                        s.error(tag, "internal", message: Array("cannot store the state: \(e)".utf8))
+                    } else {
+                        s.write(line)
+                    }
+                }
+                s.resume()
+            }
+        }
+        requestSetBarrier()
+    }
+
+    /// Applies one `SET`; its answer line, and whether it is an `OK`.
+    func applySet(_ req: WireRequest) -> (WireLine, Bool) {
+        func fail(_ code: String, _ message: [UInt8]) -> (WireLine, Bool) {
+            var l = WireLine(req.tag)
+            l.word("ERR")
+            l.word(code)
+            l.option("message", message)
+            return (l, false)
+        }
+        guard req.fields.count == 2, !req.fields[0].isPath, let state = SyncState(name: req.fields[0].string) else {
+            return fail("bad-request", Array("usage: SET <state> <path> [gen=] [progress=] [message=] [badge=] [recursive=1]".utf8))
+        }
+        let path = req.fields[1].bytes
+        guard PathBytes.isNormalizedAbsolute(path) else { return fail("bad-path", path) }
+        guard tree.root(containing: path) != nil else { return fail("outside", path) }
+        var set = SetRequest(state: state)
+        if let g = req.option("gen") {
+            guard let gen = UInt64(g) else { return fail("bad-request", Array("gen must be a number".utf8)) }
+            set.gen = gen
+        }
+        if let p = req.option("progress") {
+            guard let n = UInt8(p), n <= 100 else { return fail("bad-request", Array("progress must be 0-100".utf8)) }
+            set.progress = n
+        }
+        set.message = req.option("message")
+        if let b = req.options["badge"] {
+            guard WireParser.isID(b) else { return fail("bad-request", Array("bad badge id".utf8)) }
+            set.badge = String(decoding: b, as: UTF8.self)
+        }
+        set.recursive = req.option("recursive") == "1"
+        var line = WireLine(req.tag)
+        switch tree.set(path, set, identify: Self.identity) {
+        case .notFound:
+            return fail("not-found", path)
+        case .stale(let gen):
+            line.word("OK")
+            line.word("stale=1")
+            line.word("gen=\(gen)")
+        case .done(let gen):
+            line.word("OK")
+            line.word("gen=\(gen)")
+        }
+        return (line, true)
+    }
+
+    /// `lstat` identity of a path, as recorded when it becomes `synced`.
+    static func identity(_ path: [UInt8]) -> FileIdentity? {
+        var st = stat()
+        var z = path
+        z.append(0)
+        let rc = z.withUnsafeBufferPointer { lstat(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), &st) }
+        guard rc == 0 else { return nil }
+        return FileIdentity(
+            inode: UInt64(st.st_ino), size: Int64(st.st_size),
+            mtimeNs: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec),
+            ctimeNs: Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec))
+    }
+
+    // MARK: Group commit
+
+    /// Writes what changed in one transaction. `done` runs after the commit that holds every
+    /// change made so far; changes made while a commit is in flight wait for the next one.
+    func scheduleCommit(_ done: ((Result<Void, Error>) -> Void)? = nil) {
+        if let done { nextCommitWaiters.append(done) }
+        guard !commitInFlight, tree.hasStoreChanges || !nextCommitWaiters.isEmpty else { return }
+        let changes = tree.drainStoreChanges()
+        let waiters = nextCommitWaiters
+        nextCommitWaiters = []
+        commitInFlight = true
+        let store = self.store
+        loop.makeFutureWithTask {
+            if !changes.isEmpty { try await store.commit(changes) }
+        }.assumeIsolated().whenComplete { result in
+            self.commitInFlight = false
+            if case .failure(let e) = result {
+                self.logger.error("cannot store states", metadata: ["error": "\(e)"])
+            }
+            for w in waiters { w(result) }
+            self.flushDirty()
+            self.scheduleCommit()
+        }
+    }
+
+    // MARK: Roots for providers
+
+    /// The root at exactly `path`, or nil with the error sent (`not-found` under a root,
+    /// `outside` under none).
+    func exactRoot(_ req: WireRequest, _ s: Session) -> [UInt8]? {
+        guard let p = paths(req, s, min: 1, max: 1)?.first else { return nil }
+        guard tree.root(at: p) != nil, rootInfoIndex(p) != nil else {
+            s.error(req.tag, tree.root(containing: p) != nil ? "not-found" : "outside", message: p)
+            return nil
+        }
+        return p
+    }
+
+    func changes(_ req: WireRequest, _ s: Session) {
+        guard let root = exactRoot(req, s), let node = tree.root(at: root)?.node else { return }
+        for id in tree.pendingPaths(under: node) {
+            s.write(tree.view(id).wireLine(head: req.tag))
+        }
+        s.ok(req.tag)
+    }
+
+    func subscribeChanges(_ req: WireRequest, _ s: Session) {
+        guard let root = exactRoot(req, s) else { return }
+        s.subscriptions.insert(root)
+        changeSubscribers[root, default: [:]][s.id] = s
+        s.ok(req.tag)
+    }
+
+    func claim(_ req: WireRequest, _ s: Session) {
+        guard let root = exactRoot(req, s) else { return }
+        if let owner = claims[root], owner !== s {
+            s.error(req.tag, "busy", message: Array("claimed by \(owner.name)".utf8))
+            return
+        }
+        claims[root] = s
+        s.ok(req.tag)
+        pushRoot(root)
+    }
+
+    // MARK: Change feed
+
+    /// `* CHANGED <path> gen=<n> what=<what> [from=<old>]` to the root's subscribers.
+    func emitChanged(_ path: [UInt8], what: String, from: [UInt8]? = nil) {
+        guard !changeSubscribers.isEmpty, let root = tree.root(containing: path)?.path,
+              let subs = changeSubscribers[root], let id = tree.find(path) else { return }
+        let rec = tree.record(id)
+        guard rec.state != .ignored else { return }
+        var line = WireLine("*")
+        line.word("CHANGED")
+        line.field(path)
+        line.word("gen=\(rec.gen)")
+        line.word("what=" + what)
+        if let from { line.option("from", from) }
+        for s in subs.values { s.pushChange(line, root: root) }
+    }
+
+    /// Tells a root's subscribers to call `CHANGES` again.
+    func resetChanges(_ root: [UInt8]) {
+        guard let subs = changeSubscribers[root] else { return }
+        var line = WireLine("*")
+        line.word("RESET-CHANGES")
+        line.field(root)
+        for s in subs.values { s.pushChange(line, root: root) }
+    }
+}

@@ -1,0 +1,125 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import Foundation
+import SyncBadgeClient
+import SyncBadgeCore
+
+/// `syncbadge set`: a provider's report, for shell-script sync engines.
+struct SetState: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set",
+        abstract: "Report the sync state of paths (as a sync engine).",
+        discussion: """
+            STATE is one of unknown, pending, syncing, synced, error, conflict, ignored. With --gen, \
+            a path whose generation is newer (it changed since the engine looked) is left alone \
+            and reported as stale. `synced` records each file's identity: later events that leave \
+            it unchanged do not make it pending again. The answer comes once the state is durable. \
+            Exits 2 when a report was stale.
+            """)
+
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "unknown, pending, syncing, synced, error, conflict or ignored.") var state: String
+    @Argument(help: "The paths to report.") var paths: [String]
+    @Option(help: "Progress, 0-100.") var progress: Int?
+    @Option(help: "A message to show with the state.") var message: String?
+    @Option(help: "The generation the engine saw (from `changes` or `status --json`).") var gen: UInt64?
+    @Option(help: "A badge id to show instead of the state's own.") var badge: String?
+    @Flag(help: "Apply to everything below each path too.") var recursive = false
+
+    func validate() throws {
+        guard SyncState(name: state) != nil else {
+            throw ValidationError("'\(state)' is not a state: use unknown, pending, syncing, synced, error, conflict or ignored")
+        }
+        guard !paths.isEmpty else { throw ValidationError("give at least one path") }
+        if let progress, !(0...100).contains(progress) { throw ValidationError("--progress must be 0-100") }
+    }
+
+    func run() throws {
+        let c = try connection.connect(role: "provider")
+        var options: [RequestField] = []
+        if let progress { options.append(.word("progress=\(progress)")) }
+        if let message { options.append(.option("message", message)) }
+        if let gen { options.append(.word("gen=\(gen)")) }
+        if let badge { options.append(.option("badge", badge)) }
+        if recursive { options.append(.word("recursive=1")) }
+        // Pipelined: every SET goes out at once and shares one commit.
+        let targets = paths.map(CLI.absolute)
+        var tags: [String] = []
+        for p in targets { tags.append(try c.send("SET", [.word(state), .path(p)] + options)) }
+        var stale = false
+        for (p, tag) in zip(targets, tags) {
+            let reply = CLI.run(p) { try c.reply(to: tag) }
+            if reply.ok.option("stale") == "1" {
+                stale = true
+                FileHandle.standardError.write(Data("syncbadge: \(PathBytes.display(p)): stale, it changed since generation \(gen ?? 0) (now \(reply.ok.option("gen") ?? "?"))\n".utf8))
+            }
+        }
+        if stale { throw ExitCode(2) }
+    }
+}
+
+/// `syncbadge changes`: what a sync engine has to upload.
+struct Changes: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the pending paths of a root (as a sync engine); --follow streams new changes.",
+        discussion: """
+            Prints one path per line (with -z: NUL-terminated and unescaped, safe for any file \
+            name). Deleted paths are listed too: their tombstones stay until `syncbadge set synced` \
+            reports the deletion. With --follow, each later change is printed as it happens, and \
+            if the daemon had to drop some, the full list is printed again.
+            """)
+
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The root.") var root: String
+    @Flag(help: "Keep running and print changes as they happen.") var follow = false
+    @Flag(name: .customShort("z"), help: "Terminate paths with NUL instead of a newline.") var nul = false
+    @Flag(help: "JSON Lines: path, gen, and for followed changes what and from.") var json = false
+
+    func run() throws {
+        let path = CLI.absolute(root)
+        let c = try connection.connect(role: "provider")
+        // Subscribe first so that nothing between the listing and the feed is missed.
+        if follow { _ = CLI.run(path) { try c.request("SUBSCRIBE-CHANGES", [.path(path)]) } }
+        listAll(c, path)
+        guard follow else { return }
+        while true {
+            guard let m = try? c.nextPush(timeout: nil) else {
+                CLI.fail(c.closedReason.map { "the daemon closed the connection (\($0))" } ?? "the daemon closed the connection")
+            }
+            switch m.kind {
+            case "CHANGED":
+                guard let p = m.fields.first?.bytes else { continue }
+                if json {
+                    var f = [JSON.path(p), "\"gen\":\(m.option("gen") ?? "0")", "\"what\":\(JSON.string(m.option("what") ?? ""))"]
+                    if let from = m.options["from"] { f.append(JSON.path(from, key: "from")) }
+                    emit("{" + f.joined(separator: ",") + "}")
+                } else {
+                    emit(p)
+                }
+            case "RESET-CHANGES":
+                listAll(c, path)
+            case "BYE":
+                CLI.fail("the daemon said goodbye (\(m.fields.first?.string ?? ""))", code: 0)
+            default:
+                continue
+            }
+        }
+    }
+
+    func listAll(_ c: Connection, _ path: [UInt8]) {
+        let reply = CLI.run(path) { try c.request("CHANGES", [.path(path)]) }
+        for i in reply.data.compactMap(Item.init) {
+            if json { emit(JSON.item(i)) } else { emit(i.path) }
+        }
+    }
+
+    func emit(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + (nul ? "\0" : "\n")).utf8))
+    }
+
+    func emit(_ path: [UInt8]) {
+        FileHandle.standardOutput.write(Data(path + [nul ? 0 : 0x0A]))
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import Logging
+import Testing
+@testable import SyncBadgeStore
+import SyncBadgeCore
+
+@Suite struct EntryStoreTests {
+    let logger = Logger(label: "test")
+
+    func dir() -> String {
+        let d = NSTemporaryDirectory() + "syncbadge-entries-\(UUID().uuidString)"
+        return d
+    }
+
+    func record(_ state: SyncState, gen: UInt64, kind: EntryKind = .file) -> EntryRecord {
+        EntryRecord(kind: kind, state: state, gen: gen)
+    }
+
+    @Test func entriesRoundTripWithIdentitiesAndSubtreeDeletes() async throws {
+        let d = dir()
+        defer { try? FileManager.default.removeItem(atPath: d) }
+        let root: [UInt8] = Array("/r".utf8)
+        let store = try Store(directory: d, logger: logger)
+        var synced = record(.synced, gen: 7)
+        synced.syncedIdentity = FileIdentity(inode: 42, size: 3, mtimeNs: 1_700_000_000_123_456_789, ctimeNs: 5)
+        synced.message = "ok"
+        var tomb = record(.pending, gen: 9, kind: .gone)
+        tomb.progress = 10
+        var changes = StoreChanges()
+        changes.upserts = [
+            .init(root: root, relativePath: [], record: record(.unknown, gen: 1, kind: .dir)),
+            .init(root: root, relativePath: Array("a".utf8), record: record(.unknown, gen: 1, kind: .dir)),
+            .init(root: root, relativePath: Array("a/x".utf8), record: synced),
+            .init(root: root, relativePath: Array("a-b".utf8), record: record(.pending, gen: 3)),
+            .init(root: root, relativePath: [0xFF, 0x0A], record: tomb),
+        ]
+        changes.lastGen = 9
+        // Entries may arrive before the root row: the commit creates it.
+        try await store.commit(changes)
+        try await store.addRoot(StoredRoot(path: root, ignoreDefaults: false))
+        let reopened = try Store(directory: d, logger: logger)
+        #expect(try reopened.roots() == [StoredRoot(path: root, ignoreDefaults: false)])
+        #expect(try reopened.lastGen() == 9)
+        let entries = try reopened.entries(root: root)
+        #expect(entries.map(\.relativePath) == [[], Array("a".utf8), Array("a-b".utf8), Array("a/x".utf8), [0xFF, 0x0A]])
+        #expect(entries[3].record == synced)
+        #expect(entries[4].record == tomb)
+
+        // Deleting "a" takes "a/x" with it but not its sibling "a-b".
+        var del = StoreChanges()
+        del.deletions = [.init(root: root, relativePath: Array("a".utf8))]
+        del.lastGen = 9
+        try await reopened.commit(del)
+        #expect(try reopened.entries(root: root).map(\.relativePath) == [[], Array("a-b".utf8), [0xFF, 0x0A]])
+        try await reopened.removeRoot(root)
+        #expect(try reopened.entries(root: root).isEmpty)
+    }
+}
