@@ -80,7 +80,9 @@ extension StateTree {
         guard let (parent, name) = locateParent(path) else { return }
         let id = upsert(parent: parent, name: name, kind: kind, identity: identity)
         if let subtree, kind == .dir {
-            insert(subtree, under: id, state: .pending, gen: nil)
+            // One event brought the whole subtree: one generation, so a provider's recursive
+            // `SET` with the directory's gen covers it, and a later change inside is newer.
+            insert(subtree, under: id, state: .pending, gen: nodes[Int(id)].record.gen)
         }
     }
 

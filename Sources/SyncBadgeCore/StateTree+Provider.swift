@@ -47,7 +47,8 @@ extension StateTree {
             let n = nodes[Int(id)]
             if n.record.state == .pending { out.append(id) }
             guard n.counts[.pending] > 0 else { continue }
-            for child in n.children.values { stack.append(child) }
+            // Reversed name order on the stack: popped in name order, so the listing is stable.
+            for (_, child) in n.children.sorted(by: { $1.key.lexicographicallyPrecedes($0.key) }) { stack.append(child) }
         }
         return out
     }

@@ -127,6 +127,7 @@ extension Engine {
         let waiters = nextCommitWaiters
         nextCommitWaiters = []
         commitInFlight = true
+        if !changes.isEmpty { commits += 1 }
         let store = self.store
         loop.makeFutureWithTask {
             if !changes.isEmpty { try await store.commit(changes) }

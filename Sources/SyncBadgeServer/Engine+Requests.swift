@@ -138,6 +138,7 @@ extension Engine {
             ("items", tree.liveCount),
             ("watches", watcher?.totalWatches ?? 0),
             ("events", watcher?.events ?? 0),
+            ("commits", commits),
             ("rss-bytes", Self.residentBytes()),
         ]
         for (k, v) in values {

@@ -61,6 +61,8 @@ final class Engine {
     /// Group commit: one store transaction in flight; callbacks for the next one.
     var commitInFlight = false
     var nextCommitWaiters: [(Result<Void, Error>) -> Void] = []
+    /// Store transactions since start (`STAT commits`): shows that SETs share commits.
+    var commits = 0
 
     init(loop: EventLoop, store: Store, badges: [Badge], privatePaths: [[UInt8]], logger: Logger) throws {
         self.loop = loop

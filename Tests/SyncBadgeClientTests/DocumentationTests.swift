@@ -52,6 +52,11 @@ import SyncBadgeClient
                 let p = Process()
                 p.executableURL = URL(fileURLWithPath: "/bin/sh")
                 p.arguments = ["-c", String(s.dropFirst(2))]
+                var env = ProcessInfo.processInfo.environment
+                env["PATH"] = Products.directory.path + ":" + (env["PATH"] ?? "/usr/bin:/bin")
+                env["SYNCBADGE_SOCKET"] = d.socket
+                env["ROOT"] = root
+                p.environment = env
                 try p.run()
                 p.waitUntilExit()
                 #expect(p.terminationStatus == 0, "\(example): `\(s)` failed")

@@ -141,6 +141,25 @@ import SyncBadgeCore
         }
     }
 
+    @Test func pipelinedSetsShareCommits() throws {
+        let d = try DaemonHarness()
+        let files = (0..<1000).map { "f\($0)" }
+        let root = try d.addRoot(files: files)
+        let engine = try d.connect(role: "provider")
+        func commits() throws -> Int {
+            Int(try engine.request("STATS").data.first { $0.fields[0].string == "commits" }!.fields[1].string)!
+        }
+        let before = try commits()
+        var batch: [UInt8] = []
+        for (i, f) in files.enumerated() { batch += Array("s\(i) SET synced \(root)/\(f)\n".utf8) }
+        try engine.sendRaw(batch)
+        for i in files.indices { _ = try engine.reply(to: "s\(i)", timeout: 60) }
+        let used = try commits() - before
+        #expect(used >= 1)
+        #expect(used < 100, "1,000 pipelined SETs took \(used) commits")
+        #expect(try engine.status(root).counts?[.synced] == 1000)
+    }
+
     @Test func offlineChangesAreFoundAtRestart() throws {
         let d = try DaemonHarness()
         let root = try d.addRoot(files: ["same", "edited", "deleted", "dir/inner"])
@@ -188,5 +207,38 @@ import SyncBadgeCore
         let stale = try runCLI(["set", "synced", root + "/one", "--gen", "1", "--socket", d.socket])
         #expect(stale.status == 2 && stale.err.contains("stale"))
         #expect(try runCLI(["set", "bogus", root, "--socket", d.socket]).status == 64)
+    }
+}
+
+/// The shell engine of docs/PROTOCOL.md's walk-through, driven against the real daemon.
+@Suite struct ShellEngineTests {
+    @Test func theShellMirrorSyncsAndFollows() throws {
+        let d = try DaemonHarness()
+        let root = try d.addRoot(files: ["a.txt", "docs/b.txt"])
+        let dest = d.temp.sub("mirror")
+        let viewer = try d.connect()
+        _ = try viewer.request("OBSERVE", [.path(Array(root.utf8))])
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/bash")
+        p.arguments = [Products.repository.appendingPathComponent("Examples/providers/shell-mirror.sh").path, root, dest]
+        var env = ProcessInfo.processInfo.environment
+        env["PATH"] = Products.directory.path + ":" + (env["PATH"] ?? "/usr/bin:/bin")
+        env["SYNCBADGE_SOCKET"] = d.socket
+        p.environment = env
+        try p.run()
+        defer { p.terminate() }
+        // The initial copy reports everything synced.
+        try viewer.waitForPush("root synced") { $0.kind == "ITEM" && $0.path == root + "/docs" && $0.fields[1].string == "synced" }
+        #expect(try String(contentsOfFile: dest + "/docs/b.txt", encoding: .utf8) == "x")
+        // A new file flows through the change feed: pending, then synced, with its content mirrored.
+        try touchFile(root + "/new file.txt", "hello")
+        try viewer.waitForPush("new file synced") { $0.kind == "ITEM" && $0.path == root + "/new file.txt" && $0.fields[1].string == "synced" }
+        #expect(try String(contentsOfFile: dest + "/new file.txt", encoding: .utf8) == "hello")
+        // A deletion: the tombstone goes once the mirror lost the file too.
+        try FileManager.default.removeItem(atPath: root + "/a.txt")
+        try viewer.waitForPush { $0.kind == "GONE" && $0.path == root + "/a.txt" }
+        try viewer.waitForPush("root synced after delete") { $0.kind == "ITEM" && $0.path == root && $0.fields[1].string == "synced" && $0.option("counts")?.contains("pending") == false }
+        #expect(!FileManager.default.fileExists(atPath: dest + "/a.txt"))
+        #expect(throws: ClientError.self) { try viewer.status(root + "/a.txt") }
     }
 }
