@@ -62,8 +62,14 @@ extension Engine {
         case "CHANGES": changes(req, s)
         case "SUBSCRIBE-CHANGES": subscribeChanges(req, s)
         case "CLAIM": claim(req, s)
+        case "DEFINE-BADGE": defineBadge(req, s)
+        case "DEFINE-MENU": defineMenu(req, s)
+        case "DEFINE-TOOLBAR": defineToolbar(req, s)
+        case "MENU": menu(req, s)
+        case "ACTION": action(req, s)
+        case "TOOLBAR": toolbar(req, s)
         default:
-            s.error(req.tag, "unknown-verb", message: Array("\(req.verb) is not implemented yet".utf8))
+            s.error(req.tag, "unknown-verb")
         }
         return true
     }
@@ -254,6 +260,7 @@ extension Engine {
         let isNew = !pending.tag.isEmpty
         switch result {
         case .success(let scan):
+            roots[i].ignoreFile = scan.ignoreFile
             tree.setRules(root: path, rules: rules(for: path, file: scan.ignoreFile, defaults: roots[i].ignoreDefaults))
             if pending.restored {
                 // What changed while the daemon was down: new entries pending, vanished ones

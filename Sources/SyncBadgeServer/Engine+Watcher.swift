@@ -31,7 +31,9 @@ extension Engine {
                     localChange(to, kind: kind, what: "create")
                 }
             case .ignoreFileChanged(let root, let contents):
-                if let info = roots.first(where: { $0.path == root }), !info.scanning {
+                if let i = rootInfoIndex(root), !roots[i].scanning {
+                    roots[i].ignoreFile = contents
+                    let info = roots[i]
                     let unignored = tree.setRules(root: root, rules: rules(for: root, file: contents, defaults: info.ignoreDefaults))
                     for id in unignored where tree.record(id).kind != .gone {
                         emitChanged(tree.path(id), what: "create")
@@ -78,6 +80,7 @@ extension Engine {
     /// in it to list again, and every change subscriber to ask for `CHANGES` again.
     func rootRescanned(_ root: [UInt8], _ scan: RootScan) {
         guard let i = rootInfoIndex(root), !roots[i].scanning else { return }
+        roots[i].ignoreFile = scan.ignoreFile
         tree.setRules(root: root, rules: rules(for: root, file: scan.ignoreFile, defaults: roots[i].ignoreDefaults))
         tree.reconcile(root: root, scan: scan.scan)
         roots[i].degraded = scan.degraded

@@ -20,6 +20,8 @@ final class Engine {
         var degraded: String?
         var error: String?
         var ignoreDefaults: Bool
+        /// The contents of `<root>/.syncbadgeignore` as last read.
+        var ignoreFile: [UInt8]?
     }
 
     struct PendingAdd {
@@ -31,12 +33,12 @@ final class Engine {
     }
 
     static let serverName = "syncbadge/0.1.0"
-    static let capabilities = "observe,changes"
+    static let capabilities = "observe,menus,changes"
 
     let loop: EventLoop
     let logger: Logger
     let store: Store
-    let badges: [Badge]
+    var badges: [Badge]
     let epoch: String
     /// Paths the daemon writes itself (its state directory): ignored inside any root.
     let privatePaths: [[UInt8]]

@@ -30,6 +30,10 @@ final class Session: ChannelInboundHandler {
     var droppedChanges: Set<[UInt8]> = []
     /// Roots whose change feed this connection subscribed to.
     var subscriptions: Set<[UInt8]> = []
+    /// A provider's menu items by kind, in definition order.
+    var menus: [String: [MenuItem]] = [:]
+    /// A provider's toolbar item.
+    var toolbar: ToolbarItem?
 
     private var out: ByteBuffer
     private var queued: [Frame] = []

@@ -1,0 +1,249 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import NIOCore
+import SyncBadgeCore
+
+/// Finder Sync's menus, actions and toolbar: defined by providers, routed to the provider that
+/// claimed the root, plus the built-in items every root offers.
+extension Engine {
+    // MARK: Definitions (providers)
+
+    func defineBadge(_ req: WireRequest, _ s: Session) {
+        guard req.fields.count == 1, let id = req.fields.first?.bytes, WireParser.isID(id) else {
+            s.error(req.tag, "bad-request", message: Array("usage: DEFINE-BADGE <id> label= glyph= ascii= color= [image=]".utf8))
+            return
+        }
+        guard let label = req.option("label"), let glyph = req.option("glyph"), let ascii = req.option("ascii"),
+              let color = req.option("color"), !label.isEmpty, !glyph.isEmpty, !ascii.isEmpty, !color.isEmpty
+        else {
+            s.error(req.tag, "bad-request", message: Array("label, glyph, ascii and color are required".utf8))
+            return
+        }
+        let image = req.options["image"]
+        if let image, !PathBytes.isNormalizedAbsolute(image) {
+            s.error(req.tag, "bad-path", message: image)
+            return
+        }
+        let badge = Badge(id: String(decoding: id, as: UTF8.self), label: label, glyph: glyph, ascii: ascii, color: color, image: image)
+        if let i = badges.firstIndex(where: { $0.id == badge.id }) { badges[i] = badge } else { badges.append(badge) }
+        s.ok(req.tag)
+    }
+
+    func defineMenu(_ req: WireRequest, _ s: Session) {
+        guard req.fields.count == 2, MenuItem.kinds.contains(req.fields[0].string), WireParser.isID(req.fields[1].bytes),
+              let title = req.option("title"), !title.isEmpty
+        else {
+            s.error(req.tag, "bad-request", message: Array("usage: DEFINE-MENU items|container|sidebar|toolbar <action-id> title=<text> [states=<state>,...] [enabled=0]".utf8))
+            return
+        }
+        var states: Set<String>?
+        if let list = req.option("states") {
+            let names = list.split(separator: ",").map(String.init)
+            guard !names.isEmpty, names.allSatisfy({ SyncState(name: $0) != nil }) else {
+                s.error(req.tag, "bad-request", message: Array("states= takes state names".utf8))
+                return
+            }
+            states = Set(names)
+        }
+        let kind = req.fields[0].string
+        let item = MenuItem(id: req.fields[1].string, title: title, states: states, enabled: req.option("enabled") != "0")
+        var items = s.menus[kind] ?? []
+        if let i = items.firstIndex(where: { $0.id == item.id }) { items[i] = item } else { items.append(item) }
+        s.menus[kind] = items
+        s.ok(req.tag)
+    }
+
+    func defineToolbar(_ req: WireRequest, _ s: Session) {
+        guard let name = req.option("name"), let tooltip = req.option("tooltip"), !name.isEmpty else {
+            s.error(req.tag, "bad-request", message: Array("usage: DEFINE-TOOLBAR name=<text> tooltip=<text> [image=<path>]".utf8))
+            return
+        }
+        let image = req.options["image"]
+        if let image, !PathBytes.isNormalizedAbsolute(image) {
+            s.error(req.tag, "bad-path", message: image)
+            return
+        }
+        s.toolbar = ToolbarItem(name: name, tooltip: tooltip, image: image)
+        s.ok(req.tag)
+    }
+
+    // MARK: Using them (every role)
+
+    /// The selection of a MENU or ACTION: its paths (and `target=`), all under one root.
+    struct Selection {
+        var root: [UInt8]
+        var target: [UInt8]?
+        var paths: [[UInt8]]
+        var nodes: [StateTree.NodeID]
+    }
+
+    func selection(_ req: WireRequest, _ s: Session, fieldsFrom start: Int) -> Selection? {
+        let pathFields = req.fields.dropFirst(start)
+        for f in pathFields where !PathBytes.isNormalizedAbsolute(f.bytes) {
+            s.error(req.tag, "bad-path", message: f.bytes)
+            return nil
+        }
+        var target: [UInt8]?
+        if let t = req.options["target"] {
+            guard PathBytes.isNormalizedAbsolute(t) else {
+                s.error(req.tag, "bad-path", message: t)
+                return nil
+            }
+            target = t
+        }
+        let paths = pathFields.map(\.bytes)
+        guard let first = paths.first ?? target else {
+            s.error(req.tag, "bad-request", message: Array("\(req.verb) needs a path or target=".utf8))
+            return nil
+        }
+        guard let root = tree.root(containing: first)?.path else {
+            s.error(req.tag, "outside", message: first)
+            return nil
+        }
+        var nodes: [StateTree.NodeID] = []
+        for p in paths + (target.map { [$0] } ?? []) {
+            guard PathBytes.relativeComponents(p, under: root) != nil else {
+                s.error(req.tag, tree.root(containing: p) == nil ? "outside" : "bad-request",
+                        message: Array("\(PathBytes.display(p)) is not under \(PathBytes.display(root))".utf8))
+                return nil
+            }
+            guard let id = tree.find(p) else {
+                s.error(req.tag, "not-found", message: p)
+                return nil
+            }
+            if p != target || paths.contains(p) { nodes.append(id) }
+        }
+        return Selection(root: root, target: target, paths: paths, nodes: nodes)
+    }
+
+    func menu(_ req: WireRequest, _ s: Session) {
+        guard let kind = req.fields.first?.string, MenuItem.kinds.contains(kind) else {
+            s.error(req.tag, "bad-request", message: Array("usage: MENU items|container|sidebar|toolbar [target=<path>] <path>...".utf8))
+            return
+        }
+        guard let sel = selection(req, s, fieldsFrom: 1) else { return }
+        let states = sel.nodes.map { tree.reportedState($0) }
+        var items: [MenuItem] = []
+        if let provider = claims[sel.root] {
+            items = (provider.menus[kind] ?? []).filter { $0.matches(states.map(\.name)) }
+        }
+        if kind == "items" && !sel.nodes.isEmpty {
+            items += BuiltinMenu.items(states: states, ignoredByFile: sel.nodes.map { ignoredByFile($0, root: sel.root) })
+        }
+        for item in items { s.write(item.wireLine(tag: req.tag)) }
+        s.ok(req.tag)
+    }
+
+    /// Whether the root's `.syncbadgeignore` (not the built-in patterns) ignores the entry or
+    /// one of its ancestors.
+    func ignoredByFile(_ id: StateTree.NodeID, root: [UInt8]) -> Bool {
+        guard let file = roots.first(where: { $0.path == root })?.ignoreFile else { return false }
+        let rules = IgnoreRules(fileContents: file, defaults: false)
+        let rel = PathBytes.relativeComponents(tree.path(id), under: root) ?? []
+        for n in 1...max(1, rel.count) where n <= rel.count {
+            let isDir = n < rel.count || tree.record(id).kind == .dir
+            if rules.matches(Array(rel.prefix(n)), isDir: isDir) { return true }
+        }
+        return false
+    }
+
+    func action(_ req: WireRequest, _ s: Session) {
+        guard let id = req.fields.first?.bytes, WireParser.isID(id) else {
+            s.error(req.tag, "bad-request", message: Array("usage: ACTION <action-id> [target=<path>] <path>...".utf8))
+            return
+        }
+        guard let sel = selection(req, s, fieldsFrom: 1) else { return }
+        let actionID = String(decoding: id, as: UTF8.self)
+        switch actionID {
+        case BuiltinMenu.details:
+            let text = sel.nodes.map { n -> String in
+                let r = tree.record(n)
+                let details = "state=\(tree.reportedState(n).name) gen=\(r.gen) progress=\(r.progress.map(String.init) ?? "-") message=\(r.message ?? "-")"
+                return sel.nodes.count > 1 ? "\(PathBytes.display(tree.path(n))): \(details)" : details
+            }.joined(separator: "; ")
+            s.ok(req.tag) { $0.option("message", text) }
+        case BuiltinMenu.ignore, BuiltinMenu.unignore:
+            editIgnoreFile(req, s, sel, ignore: actionID == BuiltinMenu.ignore)
+        default:
+            guard let provider = claims[sel.root], provider.isActive else {
+                s.error(req.tag, "no-provider", message: Array("no sync engine has claimed \(PathBytes.display(sel.root))".utf8))
+                return
+            }
+            var line = WireLine("*")
+            line.word("ACTION")
+            line.word(actionID)
+            if let t = sel.target { line.option("target", t) }
+            for p in sel.paths { line.field(p) }
+            line.option("from", s.name)
+            provider.write(line)
+            provider.flush()
+            s.ok(req.tag)
+        }
+    }
+
+    /// The built-in Ignore / Stop ignoring: edit the root's ignore file; the watcher sees the
+    /// edit and the rules apply as for any other edit.
+    func editIgnoreFile(_ req: WireRequest, _ s: Session, _ sel: Selection, ignore: Bool) {
+        guard let i = rootInfoIndex(sel.root) else { return }
+        let rels = sel.nodes.compactMap { n -> [UInt8]? in
+            let r = tree.relativePath(n)
+            return r.isEmpty ? nil : r
+        }
+        guard rels.count == sel.nodes.count else {
+            s.error(req.tag, "bad-request", message: Array("a root cannot ignore itself".utf8))
+            return
+        }
+        let current = roots[i].ignoreFile ?? []
+        let defaults = roots[i].ignoreDefaults
+        let kinds = Dictionary(uniqueKeysWithValues: zip(rels, sel.nodes.map { tree.record($0).kind }))
+        let updated = ignore
+            ? IgnoreFileEdit.ignore(current, paths: rels)
+            : IgnoreFileEdit.unignore(current, paths: rels) { text, rel in
+                IgnoreRules(fileContents: text, defaults: defaults)
+                    .matches(rel.split(separator: PathBytes.slash), isDir: kinds[rel] == .dir)
+            }
+        let file = PathBytes.join(sel.root, IgnoreRules.fileName)
+        if let err = Self.writeFile(file, updated) {
+            s.error(req.tag, "internal", message: Array("cannot write \(PathBytes.display(file)): \(err)".utf8))
+            return
+        }
+        roots[i].ignoreFile = updated
+        s.ok(req.tag)
+    }
+
+    /// Writes a small file in place (no temporary file: its rename would show up as a change).
+    static func writeFile(_ path: [UInt8], _ bytes: [UInt8]) -> String? {
+        var z = path
+        z.append(0)
+        let fd = z.withUnsafeBufferPointer {
+            open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        }
+        guard fd >= 0 else { return String(cString: strerror(errno)) }
+        defer { close(fd) }
+        var off = 0
+        while off < bytes.count {
+            let n = bytes[off...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return String(cString: strerror(errno))
+            }
+            off += n
+        }
+        return nil
+    }
+
+    func toolbar(_ req: WireRequest, _ s: Session) {
+        for p in sessions.values.sorted(by: { $0.id < $1.id }) where p.role == .provider {
+            guard let t = p.toolbar else { continue }
+            var line = WireLine(req.tag)
+            line.word("TOOLBAR")
+            line.option("name", t.name)
+            line.option("tooltip", t.tooltip)
+            line.option("provider", p.name)
+            if let image = t.image { line.option("image", image) }
+            s.write(line)
+        }
+        s.ok(req.tag)
+    }
+}

@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import SyncBadgeClient
+import SyncBadgeCore
+
+/// `syncbadge menu`: the context menu a file browser would show.
+struct Menu: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the menu items for paths, with the ids `syncbadge action` takes.",
+        discussion: "Items come from the sync engine that claimed the root, then the built-in ones (Ignore, Stop ignoring, Show details).")
+
+    enum Kind: String, ExpressibleByArgument, CaseIterable {
+        case items, container, sidebar, toolbar
+    }
+
+    @OptionGroup var connection: ConnectionOptions
+    @Option(help: "items (the selection), container (a directory's background), sidebar or toolbar.") var kind: Kind = .items
+    @Option(help: "The directory the menu is shown in (for container, sidebar and toolbar menus).") var target: String?
+    @Argument(help: "The selected paths (default: the current directory).") var paths: [String] = []
+    @Flag(help: "JSON Lines output.") var json = false
+
+    func run() throws {
+        let c = try connection.connect()
+        var fields: [RequestField] = [.word(kind.rawValue)]
+        if let target { fields.append(.option("target", CLI.absolute(target))) }
+        let selected = (paths.isEmpty && target == nil ? ["."] : paths).map(CLI.absolute)
+        fields += selected.map { .path($0) }
+        let reply = CLI.run(selected.first) { try c.request("MENU", fields) }
+        for m in reply.data where m.kind == "MENUITEM" {
+            let id = m.fields.first?.string ?? "?"
+            let enabled = m.option("enabled") != "0"
+            if json {
+                printLine("{\"id\":\(JSON.string(id)),\"title\":\(JSON.string(m.option("title") ?? "")),\"enabled\":\(enabled)}")
+            } else {
+                printLine("\(id.padding(toLength: 22, withPad: " ", startingAt: 0)) \(m.option("title") ?? "")\(enabled ? "" : " (disabled)")")
+            }
+        }
+    }
+}
+
+/// `syncbadge action`: trigger a menu item.
+struct Action: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Trigger a menu item on paths (ids from `syncbadge menu`).",
+        discussion: "Built-in: syncbadge.ignore, syncbadge.unignore, syncbadge.details (prints the details). Others go to the sync engine that claimed the root.")
+
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The action id.") var id: String
+    @Argument(help: "The paths it applies to.") var paths: [String] = []
+    @Option(help: "The directory the menu was shown in.") var target: String?
+
+    func validate() throws {
+        guard WireParser.isID(Array(id.utf8)) else { throw ValidationError("'\(id)' is not an action id ([A-Za-z0-9._-], 1-64)") }
+        guard !paths.isEmpty || target != nil else { throw ValidationError("give a path or --target") }
+    }
+
+    func run() throws {
+        let c = try connection.connect()
+        var fields: [RequestField] = [.word(id)]
+        if let target { fields.append(.option("target", CLI.absolute(target))) }
+        let selected = paths.map(CLI.absolute)
+        fields += selected.map { .path($0) }
+        let reply = CLI.run(selected.first ?? target.map(CLI.absolute)) { try c.request("ACTION", fields) }
+        if let message = reply.ok.option("message") { printLine(message) }
+    }
+}
+
+/// `syncbadge toolbar`: the sync engines' toolbar items.
+struct Toolbar: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the toolbar item of each sync engine.")
+
+    @OptionGroup var connection: ConnectionOptions
+    @Flag(help: "JSON Lines output.") var json = false
+
+    func run() throws {
+        let c = try connection.connect()
+        let reply = CLI.run(nil) { try c.request("TOOLBAR") }
+        for m in reply.data where m.kind == "TOOLBAR" {
+            let name = m.option("name") ?? "", tip = m.option("tooltip") ?? "", provider = m.option("provider") ?? ""
+            if json {
+                printLine("{\"name\":\(JSON.string(name)),\"tooltip\":\(JSON.string(tip)),\"provider\":\(JSON.string(provider))}")
+            } else {
+                printLine("\(name) — \(tip) (\(provider))")
+            }
+        }
+        if reply.data.isEmpty && !json { printLine("no sync engine has a toolbar item") }
+    }
+}
