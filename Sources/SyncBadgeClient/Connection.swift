@@ -203,3 +203,47 @@ public final class Connection {
         return m
     }
 }
+
+extension Connection {
+    /// Relays bytes both ways between two descriptors (e.g. stdin/stdout) and the daemon until
+    /// either side closes: what `syncbadge bridge` does for shells that cannot open sockets.
+    public func relay(input: Int32, output: Int32) {
+        func writeAll(_ fd: Int32, _ bytes: ArraySlice<UInt8>) -> Bool {
+            var off = bytes.startIndex
+            while off < bytes.endIndex {
+                let n = bytes[off...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return false }
+                off += n
+            }
+            return true
+        }
+        // Bytes already read past the last line belong to the client too.
+        if start < buffer.count {
+            guard writeAll(output, buffer[start...]) else { return }
+        }
+        buffer.removeAll()
+        start = 0
+        var fds = [pollfd(fd: input, events: Int16(POLLIN), revents: 0), pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let rc = poll(&fds, 2, -1)
+            if rc < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            if fds[0].revents != 0 {
+                let n = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return }
+                do { try sendRaw(Array(chunk[0..<n])) } catch { return }
+            }
+            if fds[1].revents != 0 {
+                let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return }
+                guard writeAll(output, chunk[0..<n]) else { return }
+            }
+        }
+    }
+}

@@ -47,12 +47,17 @@ public final class Daemon: Service {
     let group: MultiThreadedEventLoopGroup
     let engine: NIOLoopBound<Engine>
     let watcher: Watcher
+    /// Held for the daemon's lifetime (see `SocketDirectory.lock`).
+    let lockDescriptor: Int32
 
     public init(config: DaemonConfig, logger: Logger) throws {
         self.config = config
         self.logger = logger
         if config.inheritedSocket == nil {
             try SocketDirectory.prepare(forSocket: config.socketPath)
+            lockDescriptor = try SocketDirectory.lock(forSocket: config.socketPath)
+        } else {
+            lockDescriptor = -1
         }
         try FileManager.default.createDirectory(atPath: config.stateDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
@@ -131,7 +136,10 @@ public final class Daemon: Service {
         try await engine.eventLoop.submit { engine.value.shutdown() }.get()
         try? await server.close()
         watcher.shutdown()
-        if config.inheritedSocket == nil { unlink(config.socketPath) }
+        if config.inheritedSocket == nil {
+            unlink(config.socketPath)
+            close(lockDescriptor)
+        }
         try await group.shutdownGracefully()
     }
 

@@ -35,6 +35,21 @@ enum SocketDirectory {
         if answers(socketPath) { throw DaemonError.alreadyRunning(socketPath) }
     }
 
+    /// Takes `<socket>.lock` for the daemon's lifetime: of two daemons started at once (two
+    /// clients spawning one), only one gets it; the other exits and its clients reach the first.
+    /// Returns the descriptor, which must stay open.
+    static func lock(forSocket socketPath: String) throws -> Int32 {
+        let fd = open(socketPath + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw DaemonError.socketDirectory("cannot open \(socketPath).lock: \(String(cString: strerror(errno)))")
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            throw DaemonError.alreadyRunning(socketPath)
+        }
+        return fd
+    }
+
     /// Whether something accepts connections on the socket (a stale file does not).
     static func answers(_ path: String) -> Bool {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

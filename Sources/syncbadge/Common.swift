@@ -11,16 +11,26 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: "The daemon's socket (default: $SYNCBADGE_SOCKET, then $XDG_RUNTIME_DIR/syncbadge/daemon.sock, then /tmp/syncbadge-$UID/daemon.sock).")
     var socket: String?
 
+    @Flag(name: .customLong("no-spawn"), help: "Do not start the daemon when none answers.")
+    var noSpawn = false
+
     var socketPath: String {
         SocketPath.resolve(explicit: socket, environment: ProcessInfo.processInfo.environment, uid: getuid())
     }
 
-    /// Connects and says `HELLO`; exits 69 with a hint when no daemon answers.
-    func connect(role: String = "viewer") throws -> Connection {
+    /// Connects and says `HELLO`, starting the daemon if none answers (unless --no-spawn);
+    /// exits 69 with a hint when there is still none.
+    func connect(role: String = "viewer", name: String = "syncbadge-cli", hello: Bool = true) throws -> Connection {
         do {
-            return try Connection(socketPath: socketPath, role: role, name: "syncbadge-cli")
+            return hello ? try Connection(socketPath: socketPath, role: role, name: name) : try Connection(socketPath: socketPath)
         } catch ClientError.noDaemon(let path) {
-            CLI.fail("no daemon answers on \(path); start one with `syncbadged &` (or `syncbadged --socket \(path)`)", code: CLI.noDaemonExit)
+            if noSpawn {
+                CLI.fail("no daemon answers on \(path); start one with `syncbadged &` (or `syncbadged --socket \(path)`)", code: CLI.noDaemonExit)
+            }
+            let c = try Spawner.startAndConnect(socket: path, role: role, name: name)
+            if hello { return c }
+            // The bridge's client says its own HELLO: reconnect without one.
+            return try Connection(socketPath: path)
         }
     }
 }

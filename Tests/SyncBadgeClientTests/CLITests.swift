@@ -6,7 +6,7 @@ import SyncBadgeClient
 @Suite struct CLITests {
     @Test func noDaemonExits69WithAHint() throws {
         let temp = try TempDir()
-        let r = try runCLI(["status", "--socket", temp.sub("none.sock")])
+        let r = try runCLI(["status", "--no-spawn", "--socket", temp.sub("none.sock")])
         #expect(r.status == 69)
         #expect(r.err.contains("no daemon answers on \(temp.sub("none.sock"))"))
         #expect(r.err.contains("syncbadged"))
@@ -88,5 +88,59 @@ import SyncBadgeClient
         #expect(out.wait(for: "daemon said goodbye"))
         p.waitUntilExit()
         #expect(p.terminationStatus == 0)
+    }
+
+    /// The daemons running on a socket, by their command lines.
+    func daemons(on socket: String) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { e -> pid_t? in
+            guard let pid = pid_t(e), let cmd = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(e)/cmdline")) else { return nil }
+            let args = cmd.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            return args.first?.hasSuffix("syncbadged") == true && args.contains(socket) ? pid : nil
+        }
+    }
+
+    @Test func clientsStartTheDaemonOnDemandAndARaceEndsWithOne() throws {
+        let temp = try TempDir()
+        let socket = temp.sub("run/daemon.sock")
+        var env = ProcessInfo.processInfo.environment
+        env["XDG_STATE_HOME"] = temp.sub("state")
+        defer { for pid in daemons(on: socket) { kill(pid, SIGKILL) } }
+        let racers = (0..<2).map { _ -> Process in
+            let p = Process()
+            p.executableURL = Products.cli
+            p.arguments = ["roots", "--json", "--socket", socket]
+            p.environment = env
+            p.standardOutput = FileHandle.nullDevice
+            return p
+        }
+        for p in racers { try p.run() }
+        for p in racers { p.waitUntilExit() }
+        #expect(racers.map(\.terminationStatus) == [0, 0])
+        let running = daemons(on: socket)
+        #expect(running.count == 1, "daemons: \(running)")
+        #expect(FileManager.default.fileExists(atPath: temp.sub("state/syncbadge/syncbadged.log")))
+        // Once it runs, clients use it.
+        #expect(try runCLI(["roots", "--no-spawn", "--socket", socket]).status == 0)
+    }
+
+    @Test func theBridgeRelaysTheProtocol() throws {
+        let d = try DaemonHarness()
+        let p = Process()
+        p.executableURL = Products.cli
+        p.arguments = ["bridge", "--no-spawn", "--socket", d.socket]
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        try p.run()
+        try? output.fileHandleForWriting.close()
+        let out = OutputWatcher(output.fileHandleForReading)
+        input.fileHandleForWriting.write(Data("1 HELLO proto=1 role=viewer name=bash\n2 PING\n".utf8))
+        #expect(out.wait(for: "2 OK"))
+        #expect(out.text.withLock { $0 }.hasPrefix("1 OK proto=1"))
+        // The daemon going away ends the bridge.
+        d.stop()
+        p.waitUntilExit()
+        #expect(out.text.withLock { $0 }.contains("* BYE shutdown"))
     }
 }
