@@ -6,7 +6,14 @@ SWIFT ?= swift
 APT_PACKAGES := libinotifytools0-dev inotify-tools libsqlite3-dev socat
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all deps build test demo clean
+PREFIX ?= /usr/local
+DESTDIR ?=
+RELEASE_FLAGS := -c release --static-swift-stdlib
+BIN := $(DESTDIR)$(PREFIX)/bin
+SHARE := $(DESTDIR)$(PREFIX)/share
+UNITS := $(DESTDIR)$(PREFIX)/lib/systemd/user
+
+.PHONY: all deps build test demo clean release install uninstall
 
 all: build
 
@@ -30,6 +37,37 @@ test: deps
 
 demo: build
 	@Examples/demo/demo.sh
+
+# Release binaries with the Swift runtime linked in: no shared Swift libraries to load, so
+# `syncbadge status` starts fast.
+release: deps
+	$(SWIFT) build $(RELEASE_FLAGS)
+	$(SWIFT) package --allow-writing-to-package-directory generate-manual --multi-page --output-directory .build/man >/dev/null
+
+install: release
+	install -d $(BIN) $(SHARE)/syncbadge/badges $(SHARE)/syncbadge/prompt $(SHARE)/syncbadge/ranger \
+	  $(SHARE)/syncbadge/providers $(UNITS) $(SHARE)/man/man1 \
+	  $(SHARE)/bash-completion/completions $(SHARE)/zsh/site-functions $(SHARE)/fish/vendor_completions.d
+	install -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadged $(BIN)/syncbadged
+	install -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadge $(BIN)/syncbadge
+	install -m 644 Badges/badges.tsv Badges/*.svg $(SHARE)/syncbadge/badges/
+	install -m 644 Examples/prompt/syncbadge.* $(SHARE)/syncbadge/prompt/
+	install -m 644 Examples/ranger/syncbadge.py $(SHARE)/syncbadge/ranger/
+	install -m 755 Examples/providers/shell-mirror.sh Examples/providers/rsync-mirror/rsync_mirror.py $(SHARE)/syncbadge/providers/
+	sed 's|@BINDIR@|$(PREFIX)/bin|' Examples/systemd/syncbadged.service > $(UNITS)/syncbadged.service
+	install -m 644 Examples/systemd/syncbadged.socket $(UNITS)/syncbadged.socket
+	$(BIN)/syncbadge --generate-completion-script bash > $(SHARE)/bash-completion/completions/syncbadge
+	$(BIN)/syncbadge --generate-completion-script zsh > $(SHARE)/zsh/site-functions/_syncbadge
+	$(BIN)/syncbadge --generate-completion-script fish > $(SHARE)/fish/vendor_completions.d/syncbadge.fish
+	install -m 644 .build/man/*.1 $(SHARE)/man/man1/
+	@echo "installed under $(DESTDIR)$(PREFIX); enable on demand start with: systemctl --user enable --now syncbadged.socket"
+
+uninstall:
+	rm -f $(BIN)/syncbadged $(BIN)/syncbadge $(UNITS)/syncbadged.service $(UNITS)/syncbadged.socket
+	rm -f $(SHARE)/bash-completion/completions/syncbadge $(SHARE)/zsh/site-functions/_syncbadge \
+	  $(SHARE)/fish/vendor_completions.d/syncbadge.fish
+	rm -f $(SHARE)/man/man1/syncbadge.1 $(SHARE)/man/man1/syncbadge.*.1 $(SHARE)/man/man1/syncbadged.1
+	rm -rf $(SHARE)/syncbadge
 
 clean:
 	rm -rf .build

@@ -31,8 +31,12 @@ extension StateTree {
                 var rec = StateMachine.changed(old, kind: kind, gens: &lastGen)
                 rec.ruleIgnored = false
                 update(id, rec)
+                var probe = nodes[Int(id)].record
                 if isIgnoredByRules(id, rules: rules(of: id)) {
-                    update(id, StateMachine.becameIgnored(nodes[Int(id)].record))
+                    update(id, StateMachine.becameIgnored(probe))
+                } else if let p = Optional(nodes[Int(id)].parent), p >= 0, nodes[Int(p)].record.state == .ignored {
+                    probe.state = .ignored
+                    update(id, probe)
                 }
             } else if let rec = StateMachine.localChange(old, kind: kind, identity: identity, gens: &lastGen) {
                 update(id, rec)
@@ -48,9 +52,7 @@ extension StateTree {
         let id = allocate(Node(parent: parent, name: name, record: EntryRecord(kind: kind, state: .pending, gen: lastGen)))
         touchNew(id)
         nodes[Int(parent)].children[name] = id
-        if isIgnoredByRules(id, rules: rules(of: id)) {
-            nodes[Int(id)].record = StateMachine.becameIgnored(nodes[Int(id)].record)
-        }
+        applyNewEntryIgnore(id, rules: rules(of: id))
         addToAncestors(of: id, contribution(id), sign: 1)
         return id
     }

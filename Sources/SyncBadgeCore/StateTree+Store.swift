@@ -70,6 +70,7 @@ extension StateTree {
         let rootRecord = entries.first { $0.relativePath.isEmpty }?.record ?? EntryRecord(kind: .dir, state: .unknown, gen: lastGen)
         let rootID = allocate(Node(parent: -1, name: path, record: rootRecord))
         roots.append(Root(node: rootID, path: path, rules: rules))
+        var added: [NodeID] = []
         for e in entries where !e.relativePath.isEmpty {
             var parent = rootID
             let comps = e.relativePath.split(separator: PathBytes.slash, omittingEmptySubsequences: true)
@@ -81,11 +82,13 @@ extension StateTree {
             guard ok, let last = comps.last else { continue }
             let id = allocate(Node(parent: parent, name: Array(last), record: e.record))
             nodes[Int(parent)].children[Array(last)] = id
-            var cur = parent
-            while cur >= 0 {
-                nodes[Int(cur)].counts[e.record.state] += 1
-                cur = nodes[Int(cur)].parent
-            }
+            added.append(id)
+        }
+        // Counts bottom-up: every entry was added after its parent.
+        for id in added.reversed() {
+            let c = contribution(id)
+            nodes[Int(nodes[Int(id)].parent)].counts.add(c.own)
+            nodes[Int(nodes[Int(id)].parent)].rollup.add(c.roll)
         }
         lastGen = max(lastGen, entries.map(\.record.gen).max() ?? 0)
         _ = drainChanges()

@@ -24,6 +24,26 @@ public struct ItemView: Sendable, Equatable {
     }
 }
 
+/// Own-state counts and roll-up counts, moved together.
+struct Tally: Sendable, Equatable {
+    var own = StateCounts()
+    var roll = StateCounts()
+
+    var negated: Tally {
+        var t = Tally()
+        t.own.add(own, times: -1)
+        t.roll.add(roll, times: -1)
+        return t
+    }
+
+    func adding(_ o: Tally) -> Tally {
+        var t = self
+        t.own.add(o.own)
+        t.roll.add(o.roll)
+        return t
+    }
+}
+
 /// The state of every path under every root, with directory roll-up counts kept incrementally:
 /// an event costs O(depth), and no lookup walks the tree. No I/O.
 ///
@@ -38,8 +58,11 @@ public struct StateTree: Sendable {
         var name: [UInt8]
         var record: EntryRecord
         var children: [[UInt8]: NodeID] = [:]
-        /// Every descendant once, by own state (tombstones included).
+        /// Every descendant once, by own state (tombstones included): what `counts=` shows.
         var counts = StateCounts()
+        /// The same, but each ignored directory's subtree counted as `ignored`: what the roll-up
+        /// reads, since nothing below an ignored directory may raise it.
+        var rollup = StateCounts()
         var live = true
     }
 
@@ -136,7 +159,7 @@ public struct StateTree: Sendable {
     /// Reported state: a directory's own state rolled up with its subtree's.
     public func reportedState(_ id: NodeID) -> SyncState {
         let n = nodes[Int(id)]
-        return n.record.kind == .dir ? rolledUpState(own: n.record.state, counts: n.counts) : n.record.state
+        return n.record.kind == .dir ? rolledUpState(own: n.record.state, counts: n.rollup) : n.record.state
     }
 
     public func view(_ id: NodeID) -> ItemView {
@@ -224,34 +247,53 @@ public struct StateTree: Sendable {
 
     // MARK: Counts
 
-    /// What a node adds to each ancestor's counts: itself and its descendants.
-    func contribution(_ id: NodeID) -> StateCounts {
-        var c = nodes[Int(id)].counts
-        c[nodes[Int(id)].record.state] += 1
-        return c
+    /// What a node adds to its parent's counts and roll-up counts: itself and its descendants,
+    /// each by its own state; but in the roll-up an ignored directory's whole subtree counts as
+    /// `ignored`.
+    func contribution(_ id: NodeID) -> Tally {
+        let n = nodes[Int(id)]
+        var own = n.counts
+        own[n.record.state] += 1
+        var roll = n.rollup
+        roll[n.record.state] += 1
+        if n.record.state == .ignored && n.record.kind == .dir {
+            roll = StateCounts()
+            roll[.ignored] = own.total
+        }
+        return Tally(own: own, roll: roll)
     }
 
-    /// Adds `delta` to every ancestor's counts, recording each ancestor's view before it changes.
-    mutating func addToAncestors(of id: NodeID, _ delta: StateCounts, sign: Int) {
-        var cur = nodes[Int(id)].parent
+    /// Adds `delta` to `start` and every directory above it, recording each one's view before
+    /// it changes. Above an ignored directory the roll-up sees the change as `ignored`.
+    mutating func applyCounts(at start: NodeID, _ delta: Tally) {
+        var d = delta
+        var cur = start
         while cur >= 0 {
             touch(cur)
-            nodes[Int(cur)].counts.add(delta, times: sign)
-            cur = nodes[Int(cur)].parent
+            nodes[Int(cur)].counts.add(d.own)
+            nodes[Int(cur)].rollup.add(d.roll)
+            let n = nodes[Int(cur)]
+            if n.record.state == .ignored && n.record.kind == .dir {
+                d.roll = StateCounts()
+                d.roll[.ignored] = d.own.total
+            }
+            cur = n.parent
         }
+    }
+
+    mutating func addToAncestors(of id: NodeID, _ delta: Tally, sign: Int) {
+        applyCounts(at: nodes[Int(id)].parent, sign < 0 ? delta.negated : delta)
     }
 
     /// Replaces a node's record, keeping every ancestor's counts right.
     mutating func update(_ id: NodeID, _ new: EntryRecord) {
         touch(id)
         if recordsForStore { storeDirty.insert(id) }
-        let old = nodes[Int(id)].record
+        let before = contribution(id)
         nodes[Int(id)].record = new
-        if old.state != new.state {
-            var delta = StateCounts()
-            delta[old.state] -= 1
-            delta[new.state] += 1
-            addToAncestors(of: id, delta, sign: 1)
+        let after = contribution(id)
+        if before != after {
+            addToAncestors(of: id, after.adding(before.negated), sign: 1)
         }
     }
 
@@ -334,7 +376,7 @@ public struct StateTree: Sendable {
         guard !scan.entries.isEmpty else { return }
         let rules = rootIndex(of: dir).map { roots[$0].rules } ?? .none
         var ids = [NodeID](repeating: -1, count: scan.entries.count)
-        var added = StateCounts()
+        var added = Tally()
         // Counts are summed bottom-up after the insert; ancestors of `dir` get the total once.
         for (i, e) in scan.entries.enumerated() {
             let parent = e.parent < 0 ? dir : ids[Int(e.parent)]
@@ -349,27 +391,39 @@ public struct StateTree: Sendable {
             if e.parent < 0 { touchNew(id) }
             nodes[Int(parent)].children[e.name] = id
             ids[i] = id
-            if isIgnoredByRules(id, rules: rules) {
-                nodes[Int(id)].record = StateMachine.becameIgnored(nodes[Int(id)].record)
-            }
-            added[nodes[Int(id)].record.state] += 1
+            applyNewEntryIgnore(id, rules: rules)
         }
-        // Each new node's counts: add its own state to every new ancestor within the batch.
+        // Counts bottom-up (children come after their parents in a scan), then the top-level
+        // entries' contributions go to `dir` and above once.
         for i in stride(from: scan.entries.count - 1, through: 0, by: -1) {
-            let p = scan.entries[i].parent
-            guard p >= 0 else { continue }
             let c = contribution(ids[i])
-            nodes[Int(ids[Int(p)])].counts.add(c)
+            let p = scan.entries[i].parent
+            if p >= 0 {
+                nodes[Int(ids[Int(p)])].counts.add(c.own)
+                nodes[Int(ids[Int(p)])].rollup.add(c.roll)
+            } else {
+                added = added.adding(c)
+            }
         }
-        touch(dir)
-        nodes[Int(dir)].counts.add(added)
-        addToAncestors(of: dir, added, sign: 1)
+        applyCounts(at: dir, added)
     }
 
+    /// Whether the ignore rules ignore the entry: a pattern matches it, or its parent is
+    /// ignored by the rules (below an ignored directory everything is, as in gitignore).
     func isIgnoredByRules(_ id: NodeID, rules: IgnoreRules) -> Bool {
         let parent = nodes[Int(id)].parent
-        if parent >= 0, nodes[Int(parent)].parent >= 0, nodes[Int(parent)].record.state == .ignored { return true }
+        if parent >= 0, nodes[Int(parent)].record.ruleIgnored { return true }
         if rules.isEmpty { return false }
         return rules.matches(relativeComponents(id), isDir: nodes[Int(id)].record.kind == .dir)
+    }
+
+    /// A new entry is ignored by the rules, or (not by the rules) when it appears inside a
+    /// directory a provider set `ignored`: a provider can still report on it.
+    mutating func applyNewEntryIgnore(_ id: NodeID, rules: IgnoreRules) {
+        if isIgnoredByRules(id, rules: rules) {
+            nodes[Int(id)].record = StateMachine.becameIgnored(nodes[Int(id)].record)
+        } else if let p = Optional(nodes[Int(id)].parent), p >= 0, nodes[Int(p)].record.state == .ignored {
+            nodes[Int(id)].record.state = .ignored
+        }
     }
 }

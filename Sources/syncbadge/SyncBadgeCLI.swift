@@ -97,7 +97,14 @@ struct Status: ParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "Paths to show.") var paths: [String] = []
     @Flag(help: "JSON Lines output.") var json = false
+    @Flag(help: "Stable output for scripts: STATE<TAB>BADGE<TAB>PATH per line (paths percent-encoded).") var porcelain = false
+    @Flag(name: .customShort("z"), help: "With --porcelain: NUL-terminated lines and paths as they are, like `git status -z`.") var nul = false
     @Flag(name: .customLong("exit-status"), help: "Exit 1 when any path is not synced.") var exitStatus = false
+
+    func validate() throws {
+        if nul && !porcelain { throw ValidationError("-z goes with --porcelain") }
+        if json && porcelain { throw ValidationError("choose --json or --porcelain") }
+    }
 
     func run() throws {
         let targets = (paths.isEmpty ? ["."] : paths).map(CLI.absolute)
@@ -108,9 +115,21 @@ struct Status: ParsableCommand {
             let reply = CLI.run(p) { try c.request("STATUS", [.path(p)]) }
             items.append(contentsOf: reply.data.compactMap(Item.init))
         }
-        let style = Style(badgeLines: json ? [] : CLI.run(nil) { try c.request("BADGES") }.data)
-        for i in items {
-            printLine(json ? JSON.item(i) : i.humanLine(style, name: PathBytes.display(i.path)))
+        if porcelain {
+            // Stable: STATE, badge id and path; -z keeps the path's bytes, otherwise they are
+            // percent-encoded as on the wire, so a newline in a name cannot split a line.
+            var out: [UInt8] = []
+            for i in items {
+                out += Array("\(i.state)\t\(i.badge)\t".utf8)
+                out += nul ? i.path : PercentEncoding.encode(i.path)
+                out.append(nul ? 0 : 0x0A)
+            }
+            FileHandle.standardOutput.write(Data(out))
+        } else {
+            let style = Style(badgeLines: json ? [] : CLI.run(nil) { try c.request("BADGES") }.data)
+            for i in items {
+                printLine(json ? JSON.item(i) : i.humanLine(style, name: PathBytes.display(i.path)))
+            }
         }
         if exitStatus && items.contains(where: { $0.state != "synced" }) { throw ExitCode(1) }
     }

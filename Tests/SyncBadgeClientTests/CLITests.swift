@@ -143,4 +143,20 @@ import SyncBadgeClient
         p.waitUntilExit()
         #expect(out.text.withLock { $0 }.contains("* BYE shutdown"))
     }
+
+    @Test func porcelainIsStableAndZeroTerminatedWithZ() throws {
+        let d = try DaemonHarness()
+        let root = try d.addRoot()
+        try createFile(dir: root, name: Array("new\nline".utf8))
+        let admin = try d.connect(role: "admin")
+        _ = try admin.request("REMOVE-ROOT", [.path(Array(root.utf8))])
+        _ = try admin.request("ADD-ROOT", [.path(Array(root.utf8))])
+        let file = root + "/new\nline"
+        let plain = try runCLI(["status", "--porcelain", root, file, "--socket", d.socket])
+        #expect(plain.status == 0)
+        #expect(plain.out == "unknown\tunknown\t\(root)\nunknown\tunknown\t\(root)/new%0Aline\n")
+        let z = try runCLI(["status", "--porcelain", "-z", file, "--socket", d.socket])
+        #expect(z.out == "unknown\tunknown\t\(file)\0")
+        #expect(try runCLI(["status", "-z", root, "--socket", d.socket]).status == 64)
+    }
 }

@@ -18,7 +18,10 @@ import SyncBadgeCore
         let root = try d.addRoot(files: ["doc.txt"])
         let engine = try d.connect(role: "provider")
         let file = root + "/doc.txt"
+        let viewer = try d.connect()
+        _ = try viewer.request("OBSERVE", [.path(Array(root.utf8))])
         try Data("v1".utf8).write(to: URL(fileURLWithPath: file))
+        try viewer.waitForPush { $0.kind == "ITEM" && $0.path == file && $0.fields[1].string == "pending" }
         let seen = try engine.status(file)
         #expect(seen.state == "pending")
         let g = seen.gen!
