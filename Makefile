@@ -2,8 +2,9 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 # libinotifytools (no pkg-config file), SQLite for GRDB, inotify-tools for comparisons,
-# socat for poking at the socket by hand.
-APT_PACKAGES := libinotifytools0-dev inotify-tools libsqlite3-dev socat
+# socat for poking at the socket by hand, rsync and python3 for the example engine, tmux and
+# the shells and ranger for the terminal clients' tests.
+APT_PACKAGES := libinotifytools0-dev inotify-tools libsqlite3-dev socat rsync python3 tmux zsh fish ranger
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 PREFIX ?= /usr/local

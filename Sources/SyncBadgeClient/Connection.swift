@@ -142,7 +142,7 @@ public final class Connection {
     }
 
     /// The next push, waiting at most `timeout` seconds (forever when nil); nil on timeout.
-    public func nextPush(timeout: Double?) throws -> WireMessage? {
+    public func nextPush(timeout: Double?, interruptible: Bool = false) throws -> WireMessage? {
         if pushHead < pushes.count {
             defer {
                 pushHead += 1
@@ -155,7 +155,7 @@ public final class Connection {
         }
         while true {
             do {
-                let m = try readMessage(timeout: timeout)
+                let m = try readMessage(timeout: timeout, interruptible: interruptible)
                 if m.isPush { return m }
                 throw ClientError.malformed("unexpected answer for tag \(m.head)")
             } catch ClientError.timeout {
@@ -167,7 +167,7 @@ public final class Connection {
     // MARK: Reading
 
     /// The next raw line without its LF.
-    public func readLine(timeout: Double?) throws -> [UInt8] {
+    public func readLine(timeout: Double?, interruptible: Bool = false) throws -> [UInt8] {
         while true {
             if let lf = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
                 let line = Array(buffer[start..<lf])
@@ -184,7 +184,12 @@ public final class Connection {
                 let rc = poll(&p, 1, ms)
                 if rc == 0 { throw ClientError.timeout }
                 if rc < 0 && errno != EINTR { throw ClientError.closed(closedReason) }
-                if rc < 0 { continue }
+                // With `interruptible`, a signal (e.g. SIGWINCH) ends the wait early so the
+                // caller can react; otherwise waiting goes on.
+                if rc < 0 {
+                    if interruptible { throw ClientError.timeout }
+                    continue
+                }
             }
             var chunk = [UInt8](repeating: 0, count: 65536)
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
@@ -194,8 +199,8 @@ public final class Connection {
         }
     }
 
-    func readMessage(timeout: Double?) throws -> WireMessage {
-        let line = try readLine(timeout: timeout)
+    func readMessage(timeout: Double?, interruptible: Bool = false) throws -> WireMessage {
+        let line = try readLine(timeout: timeout, interruptible: interruptible)
         guard let m = WireMessage(line: line) else {
             throw ClientError.malformed(String(decoding: line, as: UTF8.self))
         }

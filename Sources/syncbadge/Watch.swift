@@ -3,14 +3,22 @@ import Glibc
 #endif
 import ArgumentParser
 import Foundation
+import Synchronization
 import SyncBadgeClient
 import SyncBadgeCore
+
+/// Set by SIGWINCH: the live view redraws for the new size.
+private let resized = Atomic<Bool>(false)
 
 /// A live view of one directory, driven by `OBSERVE` pushes.
 struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Watch a directory's badges change live (default: the current directory).",
-        discussion: "On a terminal the view redraws in place; otherwise every change is printed as a line. Ctrl-C stops.")
+        discussion: """
+            On a terminal the view redraws in place (a summary line, then one line per entry, with \
+            a progress bar for what is syncing) and follows the terminal's size; otherwise every \
+            change is printed as a line. Ctrl-C stops.
+            """)
 
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "The directory to watch.") var dir: String = "."
@@ -26,6 +34,7 @@ struct Watch: ParsableCommand {
         var me = CLI.run(path) { try c.request("STATUS", [.path(path)]) }.data.compactMap(Item.init).first
         let live = isatty(STDOUT_FILENO) == 1 && !json
         if live {
+            signal(SIGWINCH) { _ in resized.store(true, ordering: .relaxed) }
             draw(path, me, entries, style)
         } else if !json {
             printLine("watching \(PathBytes.display(path)) (\(entries.count) entries)")
@@ -33,11 +42,15 @@ struct Watch: ParsableCommand {
         while true {
             let push: WireMessage?
             do {
-                push = try c.nextPush(timeout: nil)
+                // Live: wake up for SIGWINCH too (it interrupts the wait); otherwise block.
+                push = try c.nextPush(timeout: live ? 3600 : nil, interruptible: live)
             } catch {
                 CLI.fail("\(error)", code: error as? ClientError == .closed("shutdown") ? 0 : 1)
             }
-            guard let m = push else { continue }
+            guard let m = push else {
+                if resized.exchange(false, ordering: .relaxed) { draw(path, me, entries, style) }
+                continue
+            }
             switch m.kind {
             case "ITEM":
                 guard let i = Item(m) else { continue }
@@ -64,15 +77,57 @@ struct Watch: ParsableCommand {
         }
     }
 
+    static func terminalSize() -> (cols: Int, rows: Int) {
+        var ws = winsize()
+        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &ws) == 0, ws.ws_col > 0 else { return (80, 24) }
+        return (Int(ws.ws_col), Int(ws.ws_row))
+    }
+
+    /// `[####······]` (the percentage is already on the line)
+    static func progressBar(_ percent: Int, width: Int = 10) -> String {
+        let filled = max(0, min(width, percent * width / 100))
+        return "[" + String(repeating: "#", count: filled) + String(repeating: "·", count: width - filled) + "]"
+    }
+
+    /// Redraws in place: home, each line overwritten and cleared to its end, then the rest of
+    /// the screen cleared; no full-screen clear, so nothing flickers.
     func draw(_ path: [UInt8], _ me: Item?, _ entries: [[UInt8]: Item], _ style: Style) {
-        var out = "\u{1B}[H\u{1B}[2J"
-        let head = me.map { "\(style.glyph($0.badge)) \($0.state)  \($0.countSummary(style))" } ?? ""
-        out += "\(PathBytes.display(path))  \(head)\n"
-        out += String(repeating: "─", count: 40) + "\n"
-        for (name, i) in entries.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            out += i.humanLine(style, name: PathBytes.display(name)) + "\n"
+        let (cols, rows) = Self.terminalSize()
+        var lines: [String] = []
+        let summary = me.map { "\(style.glyph($0.badge)) \($0.state)  \($0.countSummary(style))" } ?? ""
+        lines.append("\(PathBytes.display(path))  \(summary)")
+        lines.append(String(repeating: "─", count: min(cols, 60)))
+        let sorted = entries.sorted { $0.key.lexicographicallyPrecedes($1.key) }
+        let room = max(1, rows - 4)
+        for (name, i) in sorted.prefix(room) {
+            var line = i.humanLine(style, name: PathBytes.display(name))
+            if i.state == "syncing", let p = i.progress { line += "  " + Self.progressBar(p) }
+            lines.append(line)
         }
-        out += "\n(Ctrl-C to stop)\n"
+        if sorted.count > room { lines.append("… \(sorted.count - room) more") }
+        lines.append("(Ctrl-C to stop)")
+        var out = "\u{1B}[H"
+        for l in lines { out += Self.truncate(l, to: cols) + "\u{1B}[K\n" }
+        out += "\u{1B}[J"
         FileHandle.standardOutput.write(Data(out.utf8))
+    }
+
+    /// Cuts a line to the terminal's width, counting visible characters (not escape codes).
+    static func truncate(_ s: String, to width: Int) -> String {
+        var out = ""
+        var visible = 0
+        var inEscape = false
+        for ch in s {
+            if ch == "\u{1B}" { inEscape = true }
+            if inEscape {
+                out.append(ch)
+                if ch.isLetter && ch != "[" { inEscape = false }
+                continue
+            }
+            if visible >= width - 1 { break }
+            out.append(ch)
+            visible += 1
+        }
+        return out + (inEscape ? "" : "\u{1B}[0m")
     }
 }
