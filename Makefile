@@ -1,6 +1,9 @@
 # SyncBadge: `make demo` and `make test` do all set-up on a fresh Debian machine.
 SHELL := /bin/bash
 SWIFT ?= swift
+# SwiftPM's build directory (another one lets a second checkout of work build alongside).
+SCRATCH ?= .build
+SWIFT_FLAGS := --scratch-path $(SCRATCH)
 # libinotifytools (no pkg-config file), SQLite for GRDB, inotify-tools for comparisons,
 # socat for poking at the socket by hand, rsync and python3 for the example engine, tmux and
 # the shells and ranger for the terminal clients' tests.
@@ -9,7 +12,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 PREFIX ?= /usr/local
 DESTDIR ?=
-RELEASE_FLAGS := -c release --static-swift-stdlib
+RELEASE_FLAGS = -c release --static-swift-stdlib $(SWIFT_FLAGS)
 BIN := $(DESTDIR)$(PREFIX)/bin
 SHARE := $(DESTDIR)$(PREFIX)/share
 UNITS := $(DESTDIR)$(PREFIX)/lib/systemd/user
@@ -30,11 +33,11 @@ deps:
 	fi
 
 build: deps
-	$(SWIFT) build
+	$(SWIFT) build $(SWIFT_FLAGS)
 
 test: deps
-	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
+	$(SWIFT) test --skip-build $(SWIFT_FLAGS)
 
 demo: build
 	@Examples/demo/demo.sh
@@ -43,7 +46,7 @@ demo: build
 # `syncbadge status` starts fast.
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
-	$(SWIFT) package --allow-writing-to-package-directory generate-manual --multi-page --output-directory .build/man >/dev/null
+	$(SWIFT) package $(SWIFT_FLAGS) generate-manual --multi-page >/dev/null
 
 install: release
 	install -d $(BIN) $(SHARE)/syncbadge/badges $(SHARE)/syncbadge/prompt $(SHARE)/syncbadge/ranger \
@@ -60,7 +63,7 @@ install: release
 	$(BIN)/syncbadge --generate-completion-script bash > $(SHARE)/bash-completion/completions/syncbadge
 	$(BIN)/syncbadge --generate-completion-script zsh > $(SHARE)/zsh/site-functions/_syncbadge
 	$(BIN)/syncbadge --generate-completion-script fish > $(SHARE)/fish/vendor_completions.d/syncbadge.fish
-	install -m 644 .build/man/*.1 $(SHARE)/man/man1/
+	install -m 644 $(SCRATCH)/plugins/GenerateManual/outputs/*/*.1 $(SHARE)/man/man1/
 	@echo "installed under $(DESTDIR)$(PREFIX); enable on demand start with: systemctl --user enable --now syncbadged.socket"
 
 uninstall:
@@ -71,4 +74,4 @@ uninstall:
 	rm -rf $(SHARE)/syncbadge
 
 clean:
-	rm -rf .build
+	rm -rf $(SCRATCH)

@@ -157,10 +157,12 @@ extension Engine {
         let actionID = String(decoding: id, as: UTF8.self)
         switch actionID {
         case BuiltinMenu.details:
-            let text = sel.nodes.map { n -> String in
+            // Without selected paths, the details are the target's.
+            let nodes = sel.nodes.isEmpty ? sel.target.flatMap { tree.find($0) }.map { [$0] } ?? [] : sel.nodes
+            let text = nodes.map { n -> String in
                 let r = tree.record(n)
                 let details = "state=\(tree.reportedState(n).name) gen=\(r.gen) progress=\(r.progress.map(String.init) ?? "-") message=\(r.message ?? "-")"
-                return sel.nodes.count > 1 ? "\(PathBytes.display(tree.path(n))): \(details)" : details
+                return nodes.count > 1 ? "\(PathBytes.display(tree.path(n))): \(details)" : details
             }.joined(separator: "; ")
             s.ok(req.tag) { $0.option("message", text) }
         case BuiltinMenu.ignore, BuiltinMenu.unignore:

@@ -76,7 +76,9 @@ public final class Watcher: Sendable {
         }
         if already { return }
         send(.shutdown)
-        finished.wait()
+        // Bounded: if the control file was deleted under us the wake-up may be lost, and a
+        // daemon asked to stop must stop all the same.
+        _ = finished.wait(timeout: .now() + 2)
     }
 
     /// Inotify watches held for a root.

@@ -11,10 +11,15 @@ extension WatcherLoop {
 
     func handle(_ e: RawEvent) {
         if e.wd == controlWd {
+            if e.mask & sb_IN_IGNORED != 0 {
+                // The control file was deleted (the state directory cleaned up): make a new one.
+                controlWd = rewatch(controlFile)
+            }
             runCommands()
             return
         }
         if e.wd == barrierWd {
+            if e.mask & sb_IN_IGNORED != 0 { barrierWd = rewatch(barrierFile) }
             if !heldBarriers.isEmpty {
                 for token in heldBarriers.removeFirst() { emit(.barrier(token: token)) }
             }
@@ -82,6 +87,15 @@ extension WatcherLoop {
         if dir.parent < 0 && e.name == IgnoreRules.fileName {
             emit(.ignoreFileChanged(root: dirPath, contents: DirectoryScanner.readFile(path)))
         }
+    }
+
+    /// Re-creates a deleted control file and watches it again; -1 if that is impossible.
+    func rewatch(_ file: [UInt8]) -> Int32 {
+        let fd = file.withCString { open($0, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600) }
+        if fd >= 0 { close(fd) }
+        let wd = file.withCString { inotify_add_watch(self.fd, $0, UInt32(IN_ATTRIB)) }
+        logger.warning("control file was deleted; re-created", metadata: ["file": "\(PathBytes.display(file))", "watched": "\(wd >= 0)"])
+        return wd
     }
 
     func kindOf(_ path: [UInt8]) -> EntryKind {

@@ -36,6 +36,10 @@ struct SyncBadged: AsyncParsableCommand {
     var logLevel: Logger.Level = .info
 
     func run() async throws {
+        // A parent may have blocked signals (test runners do): SIGTERM must reach us.
+        var none = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, nil)
         let level = logLevel
         LoggingSystem.bootstrap { label in
             var h = StreamLogHandler.standardError(label: label)

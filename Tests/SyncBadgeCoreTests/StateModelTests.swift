@@ -39,11 +39,11 @@ import Testing
 
     @Test func randomOperationsMatchTheReferenceModel() {
         let seed = Self.seed()
-        var master = ModelRNG(seed: seed)
+        var master = SplitMix64(seed: seed)
         var gen = OpGenerator()
         var total = Coverage()
         for episode in 0..<Self.episodes {
-            var rng = ModelRNG(seed: master.next())
+            var rng = SplitMix64(seed: master.next())
             let initial = gen.randomSubtree(&rng, depthBudget: 3, maxEntries: 6)
             var h = Harness(initial: initial)
             if let m = h.checkInitial() {
@@ -80,19 +80,8 @@ import Testing
 
 // MARK: - PRNG
 
-/// SplitMix64: small, deterministic, good enough to pick operations.
-private struct ModelRNG {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    mutating func percent(_ p: Int) -> Bool { below(100) < p }
+/// The model test's generator: the suite's SplitMix64 (TestSupport.swift) plus a picker.
+extension SplitMix64 {
     mutating func pick<T>(_ xs: [T]) -> T? { xs.isEmpty ? nil : xs[below(xs.count)] }
 }
 
@@ -562,14 +551,14 @@ private struct OpGenerator {
 
     var nextInode: UInt64 = 1
 
-    mutating func newIdentity(_ rng: inout ModelRNG) -> FileIdentity {
+    mutating func newIdentity(_ rng: inout SplitMix64) -> FileIdentity {
         nextInode += 1
         let t = Int64(nextInode) * 1_000_000_007
         return FileIdentity(inode: nextInode, size: Int64(rng.below(4096)), mtimeNs: t, ctimeNs: t)
     }
 
     /// A small random tree within `depthBudget` levels.
-    mutating func randomSubtree(_ rng: inout ModelRNG, depthBudget: Int, maxEntries: Int) -> [SubEntry] {
+    mutating func randomSubtree(_ rng: inout SplitMix64, depthBudget: Int, maxEntries: Int) -> [SubEntry] {
         guard depthBudget > 0 else { return [] }
         var out: [SubEntry] = []
         var dirs: [String] = [""]
@@ -585,13 +574,13 @@ private struct OpGenerator {
         return out
     }
 
-    mutating func randomOp(_ rng: inout ModelRNG, _ h: Harness) -> ModelOp {
+    mutating func randomOp(_ rng: inout SplitMix64, _ h: Harness) -> ModelOp {
         while true {
             if let op = tryOp(&rng, h) { return op }
         }
     }
 
-    mutating func tryOp(_ rng: inout ModelRNG, _ h: Harness) -> ModelOp? {
+    mutating func tryOp(_ rng: inout SplitMix64, _ h: Harness) -> ModelOp? {
         let roll = rng.below(100)
         var free: [String] { Self.allPaths.filter { h.isFree($0) && h.isLiveDir(parentKey($0)) } }
         var live: [String] { h.model.keys.filter { !$0.isEmpty && h.isLive($0) }.sorted() }

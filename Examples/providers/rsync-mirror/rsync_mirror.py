@@ -1,0 +1,909 @@
+#!/usr/bin/env python3
+"""rsync-mirror: a SyncBadge sync engine that mirrors a root into another directory with rsync.
+
+Usage: rsync_mirror.py [--socket PATH] [--name NAME] [--debounce SECONDS] [--state-dir DIR] ROOT MIRROR
+
+It speaks the wire protocol directly (docs/PROTOCOL.md), with the standard library only:
+claims ROOT, follows the daemon's change feed, copies what changed with rsync and reports every
+path's state (syncing, synced, error, conflict). It logs one line per action to stderr.
+
+Paths are bytes everywhere (os.fsencode), so any Linux file name works: spaces, newlines and
+invalid UTF-8 included. The code has three parts: Connection (the codec and one reader thread),
+Mirror (rsync runs and the conflict bookkeeping) and Engine (feed, debounce, actions, reconnects).
+"""
+import argparse
+import hashlib
+import itertools
+import json
+import os
+import queue
+import re
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+
+LARGE = 1 << 20            # files above this get an rsync run of their own, with progress=
+MAX_MESSAGE = 1000         # characters of a message= we send: a line holds at most 64 KiB
+MAX_BACKOFF = 5.0
+
+
+def log(*parts):
+    """One line per action: tests and people read them."""
+    sys.stderr.write("rsync-mirror: " + " ".join(str(p) for p in parts) + "\n")
+    sys.stderr.flush()
+
+
+# ---------------------------------------------------------------------------- the codec
+
+def encode(value: bytes) -> bytes:
+    """Percent-encodes one field: 0x00-0x20, '%', 0x7F and bytes outside valid UTF-8 become %XX.
+
+    Python's strict UTF-8 decoder (no overlongs, surrogates or code points above U+10FFFF) with
+    surrogateescape maps each invalid byte to U+DC80-U+DCFF, exactly the bytes to escape."""
+    out = []
+    for ch in value.decode("utf-8", "surrogateescape"):
+        o = ord(ch)
+        if 0xDC80 <= o <= 0xDCFF:
+            out.append(b"%%%02X" % (o - 0xDC00))
+        elif o <= 0x20 or o == 0x25 or o == 0x7F:
+            out.append(b"%%%02X" % o)
+        else:
+            out.append(ch.encode("utf-8"))
+    return b"".join(out)
+
+
+_HEX = b"0123456789abcdefABCDEF"
+
+
+def decode(field: bytes) -> bytes:
+    """Decodes %XX (either case) for any byte; a malformed escape is a ProtocolError."""
+    if b"%" not in field:
+        return field
+    out, i = bytearray(), 0
+    while True:
+        j = field.find(b"%", i)
+        if j < 0:
+            return bytes(out + field[i:])
+        out += field[i:j]
+        h = field[j + 1:j + 3]
+        if len(h) != 2 or h[0] not in _HEX or h[1] not in _HEX:
+            raise ProtocolError("malformed escape in %r" % field)
+        out.append(int(h, 16))
+        i = j + 3
+
+
+def show(path: bytes) -> str:
+    """A path for the log: its wire form, which is always printable UTF-8 on one line."""
+    return encode(path).decode("utf-8")
+
+
+class ProtocolError(Exception):
+    pass
+
+
+class Disconnected(Exception):
+    """The daemon went away: reconnect."""
+
+
+class Fatal(Exception):
+    """Nothing a reconnect would fix (the root is not registered, another engine holds it)."""
+
+
+class ServerError(Exception):
+    def __init__(self, verb, m):
+        self.code = m.fields[0].decode("ascii", "replace") if m.fields else "?"
+        self.message = m.opt("message", "")
+        super().__init__("%s: %s %s" % (verb, self.code, self.message))
+
+
+class Message:
+    """A received line: `<tag>|* <KIND> fields...`, options told apart by their form."""
+    OPTION = re.compile(rb"[a-z][a-z0-9-]*=")
+
+    def __init__(self, line: bytes):
+        parts = line.split(b" ")
+        if len(parts) < 2 or not parts[1]:
+            raise ProtocolError("malformed line %r" % line)
+        self.head, self.kind = parts[0].decode("ascii", "replace"), parts[1].decode("ascii", "replace")
+        self.fields, self.options = [], {}
+        for p in parts[2:]:
+            if not p:
+                raise ProtocolError("empty field in %r" % line)
+            m = self.OPTION.match(p)
+            if m and not p.startswith(b"/"):
+                self.options[p[:m.end() - 1].decode("ascii")] = decode(p[m.end():])
+            else:
+                self.fields.append(decode(p))
+
+    def opt(self, key, default=None):
+        v = self.options.get(key)
+        return default if v is None else v.decode("utf-8", "replace")
+
+    def int(self, key):
+        v = self.options.get(key)
+        return int(v) if v is not None and v.isdigit() else None
+
+
+class Item:
+    """An ITEM line: path, state, kind, gen."""
+    def __init__(self, m=None, path=b"", state="pending", kind="file", gen=None):
+        if m is not None:
+            path, state, kind, gen = m.fields[0], m.fields[1].decode("ascii", "replace"), m.opt("kind", "file"), m.int("gen")
+        self.path, self.state, self.kind, self.gen = path, state, kind, gen
+
+
+class Reply:
+    """The answer to one request, filled in by the reader thread."""
+    def __init__(self, verb):
+        self.verb, self.data, self.final, self.reason = verb, [], None, None
+        self._done = threading.Event()
+
+    def finish(self, m):
+        self.final = m
+        self._done.set()
+
+    def fail(self, reason):
+        self.reason = reason
+        self._done.set()
+
+    def result(self):
+        self._done.wait()
+        if self.final is None:
+            raise Disconnected(self.reason)
+        if self.final.kind == "ERR":
+            raise ServerError(self.verb, self.final)
+        return self
+
+    @property
+    def items(self):
+        return [Item(m) for m in self.data if m.kind == "ITEM"]
+
+
+class Connection:
+    """One AF_UNIX connection. Requests may be pipelined: send() returns a Reply at once and
+    one reader thread matches answers by tag; pushes (`*` lines) go to `events`, then None
+    when the connection is gone, so the engine's loop sees everything in order."""
+
+    def __init__(self, path):
+        self.events = queue.Queue()
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.sock.connect(path)
+        except OSError:
+            self.sock.close()
+            raise
+        self._lock = threading.Lock()
+        self._replies = {}
+        self._tags = itertools.count(1)
+        self.closed = None
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def send(self, verb, *fields, **options):
+        """Positional str fields go as they are (verbs, states, ids), bytes are encoded (paths);
+        keyword options become key=value (`_` in a key is `-`), None ones are left out."""
+        parts = [verb.encode()]
+        for f in fields:
+            parts.append(encode(f) if isinstance(f, bytes) else f.encode())
+        for k, v in options.items():
+            if v is None:
+                continue
+            v = v if isinstance(v, bytes) else str(v).encode("utf-8", "surrogateescape")
+            parts.append(k.replace("_", "-").encode() + b"=" + encode(v))
+        with self._lock:
+            if self.closed is not None:
+                raise Disconnected(self.closed)
+            tag = str(next(self._tags))
+            reply = self._replies[tag] = Reply(verb)
+            try:
+                self.sock.sendall(tag.encode() + b" " + b" ".join(parts) + b"\n")
+            except OSError as e:
+                del self._replies[tag]
+                raise Disconnected(str(e))
+        return reply
+
+    def request(self, verb, *fields, **options):
+        return self.send(verb, *fields, **options).result()
+
+    def _read(self):
+        reason = "connection closed"
+        try:
+            for raw in self.sock.makefile("rb"):
+                if not raw.endswith(b"\n"):
+                    break
+                line = raw[:-1].rstrip(b"\r")
+                if not line:
+                    continue
+                try:
+                    m = Message(line)
+                except ProtocolError as e:
+                    log("ignoring a malformed line:", e)
+                    continue
+                if m.head == "*":
+                    if m.kind == "BYE":
+                        reason = "BYE " + (m.fields[0].decode("ascii", "replace") if m.fields else "")
+                    self.events.put(m)
+                    continue
+                with self._lock:
+                    reply = self._replies.get(m.head)
+                    if reply is not None and m.kind in ("OK", "ERR"):
+                        del self._replies[m.head]
+                if reply is None:
+                    log("ignoring an answer for unknown tag", m.head)
+                elif m.kind in ("OK", "ERR"):
+                    reply.finish(m)
+                else:
+                    reply.data.append(m)
+        except OSError as e:
+            reason = str(e)
+        with self._lock:
+            self.closed = reason
+            waiting, self._replies = list(self._replies.values()), {}
+        for r in waiting:
+            r.fail(reason)
+        self.events.put(None)
+
+    def close(self):
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.sock.close()
+
+
+# ---------------------------------------------------------------------------- the mirror
+
+def _lstat(path):
+    try:
+        return os.lstat(path)
+    except OSError:        # missing, a file where a directory should be, unreadable
+        return None
+
+
+class Mirror:
+    """The mirror directory: comparisons, rsync runs and conflict bookkeeping.
+
+    Right after each successful sync it records the mirror file's identity (size, mtime_ns,
+    inode), in memory and in a JSON file in the state directory. A mirror file whose identity
+    moved on since then was changed by someone else: overwriting it would lose their work."""
+
+    def __init__(self, root: bytes, dest: bytes, state_dir: bytes):
+        self.root, self.dest = root, dest
+        self.prefix = root.rstrip(b"/") + b"/"
+        key = hashlib.sha256(root + b"\0" + dest).hexdigest()[:16]
+        os.makedirs(state_dir, exist_ok=True)
+        self.state_file = os.path.join(state_dir, key.encode() + b".json")
+        self.records, self.dirty = {}, False
+        try:
+            with open(self.state_file, "rb") as f:
+                saved = json.load(f)
+            self.records = {decode(k.encode()): tuple(v) for k, v in saved.get("files", {}).items()}
+        except FileNotFoundError:
+            pass
+        except (ValueError, ProtocolError) as e:
+            log("ignoring an unreadable state file", show(self.state_file) + ":", e)
+
+    def rel(self, path: bytes) -> bytes:
+        return b"" if path == self.root else path[len(self.prefix):]
+
+    def under(self, path: bytes) -> bool:
+        return path == self.root or path.startswith(self.prefix)
+
+    def local(self, rel: bytes) -> bytes:
+        return os.path.join(self.root, rel) if rel else self.root
+
+    def remote(self, rel: bytes) -> bytes:
+        return os.path.join(self.dest, rel) if rel else self.dest
+
+    def same(self, rel: bytes) -> bool:
+        """Same type, and for files the same size and bytes; for links the same target."""
+        a, b = _lstat(self.local(rel)), _lstat(self.remote(rel))
+        if a is None or b is None:
+            return a is None and b is None
+        if stat.S_IFMT(a.st_mode) != stat.S_IFMT(b.st_mode):
+            return False
+        try:
+            if stat.S_ISLNK(a.st_mode):
+                return os.readlink(self.local(rel)) == os.readlink(self.remote(rel))
+            if stat.S_ISREG(a.st_mode):
+                return a.st_size == b.st_size and self._same_bytes(self.local(rel), self.remote(rel))
+        except OSError:
+            return False
+        return True
+
+    @staticmethod
+    def _same_bytes(x, y):
+        with open(x, "rb") as f, open(y, "rb") as g:
+            while True:
+                a, b = f.read(1 << 20), g.read(1 << 20)
+                if a != b:
+                    return False
+                if not a:
+                    return True
+
+    def conflicted(self, rel: bytes) -> bool:
+        """The mirror copy changed since our last sync, and not into what we have locally."""
+        recorded = self.records.get(rel)
+        st = _lstat(self.remote(rel))
+        if recorded is None or st is None or stat.S_ISDIR(st.st_mode):
+            return False
+        return (st.st_size, st.st_mtime_ns, st.st_ino) != recorded and not self.same(rel)
+
+    def remember(self, rel: bytes):
+        st = _lstat(self.remote(rel))
+        if st is not None and not stat.S_ISDIR(st.st_mode):
+            self.records[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
+            self.dirty = True
+
+    def forget(self, rel: bytes):
+        inside = rel + b"/"
+        for r in [r for r in self.records if r == rel or r.startswith(inside)]:
+            del self.records[r]
+            self.dirty = True
+
+    def rsync(self, rels, progress=None):
+        """Copies local -> mirror; None, or rsync's complaint (first line, whole text).
+
+        `-I`: always copy what we are given (the feed says it changed; rsync's size+mtime quick
+        check could skip a same-size edit). No `-r`: a directory listed is made, not filled."""
+        cmd = ["rsync", "-a", "-I", "--from0", "--files-from=-"]
+        if progress:
+            cmd.append("--info=progress2")
+        cmd += [self.prefix, self.dest.rstrip(b"/") + b"/"]
+        listing = b"".join((r or b".") + b"\0" for r in rels)
+        try:
+            p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 stdout=subprocess.PIPE if progress else subprocess.DEVNULL)
+        except OSError as e:
+            return "cannot run rsync: %s" % e, str(e)
+        err = []
+        reader = threading.Thread(target=lambda: err.append(p.stderr.read()))
+        reader.start()
+        try:
+            p.stdin.write(listing)
+            p.stdin.close()
+        except BrokenPipeError:
+            pass
+        if progress:
+            tail = b""
+            while True:
+                chunk = os.read(p.stdout.fileno(), 4096)
+                if not chunk:
+                    break
+                *lines, tail = re.split(rb"[\r\n]", tail + chunk)
+                for line in lines:
+                    m = re.search(rb"(\d{1,3})%", line)
+                    if m:
+                        progress(min(100, int(m.group(1))))
+            p.stdout.close()
+        p.wait()
+        reader.join()
+        if p.returncode == 0:
+            return None
+        text = err[0].decode("utf-8", "replace").strip() if err and err[0] else ""
+        first = text.splitlines()[0] if text else "rsync exited with status %d" % p.returncode
+        return first, text or first
+
+    def delete(self, rel: bytes):
+        """Removes the mirror copy (a whole tree for a directory)."""
+        path, st = self.remote(rel), _lstat(self.remote(rel))
+        if rel and st is not None:
+            shutil.rmtree(path) if stat.S_ISDIR(st.st_mode) else os.unlink(path)
+        self.forget(rel)
+
+    def restore_local(self, rel: bytes):
+        """Copies the mirror over the local path, in place (truncate and write, no temporary
+        file and rename), so the daemon sees a write to this path and nothing else."""
+        src, dst = self.remote(rel), self.local(rel)
+        st, here = _lstat(src), _lstat(dst)
+        if st is None or (here is not None and stat.S_IFMT(here.st_mode) != stat.S_IFMT(st.st_mode)):
+            if here is not None:
+                shutil.rmtree(dst) if stat.S_ISDIR(here.st_mode) else os.unlink(dst)
+            if st is None:
+                return
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        if stat.S_ISREG(st.st_mode):
+            shutil.copyfile(src, dst)
+            shutil.copystat(src, dst)
+        elif stat.S_ISLNK(st.st_mode):
+            if _lstat(dst) is not None:
+                os.unlink(dst)
+            os.symlink(os.readlink(src), dst)
+        elif stat.S_ISDIR(st.st_mode):
+            os.makedirs(dst, exist_ok=True)
+
+    def save(self):
+        """Writes the identities atomically (temporary file, fsync, rename)."""
+        if not self.dirty:
+            return
+        data = {"root": show(self.root), "mirror": show(self.dest),
+                "files": {encode(k).decode(): list(v) for k, v in sorted(self.records.items())}}
+        tmp = self.state_file + b".tmp"
+        with open(tmp, "w") as f:
+            json.dump(data, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.state_file)
+        self.dirty = False
+
+
+# ---------------------------------------------------------------------------- the engine
+
+class Entry:
+    """A path waiting to be synced: the newest gen seen (None: ask the daemon), and whether a
+    directory must be walked (created or moved in: one CHANGED stands for its whole tree)."""
+    def __init__(self, gen=None, deep=False):
+        self.gen, self.deep = gen, deep
+
+    def merge(self, gen, deep):
+        if gen is not None and (self.gen is None or gen > self.gen):
+            self.gen = gen
+        self.deep = self.deep or deep
+
+
+class Engine:
+    """Claims the root, reconciles, follows the change feed in debounced batches and answers
+    the menu actions; reconnects with backoff when the daemon goes away."""
+
+    def __init__(self, args, mirror: Mirror, socket_path: str):
+        self.mirror, self.root, self.socket_path = mirror, mirror.root, socket_path
+        self.name, self.debounce = args.name, args.debounce
+        self.max_wait = max(5.0, 4 * args.debounce)    # a steady stream of changes still syncs
+        self.pending, self.first, self.due, self.paused = {}, None, None, False
+        self.held = set()      # pending paths already logged as held while paused
+        self.errors = {}       # path -> (gen, first line, whole text)
+        self.conflicts = {}    # path -> gen
+        self.epoch, self.conn = None, None
+
+    # -- connection life cycle
+
+    def run(self):
+        delay, first = 0.1, True
+        while True:
+            try:
+                self.conn = Connection(self.socket_path)
+            except OSError as e:
+                log("no daemon at %s (%s); retrying in %.1fs" % (self.socket_path, e.strerror or e, delay))
+                time.sleep(delay)
+                delay = min(delay * 2, MAX_BACKOFF)
+                continue
+            try:
+                self.start(first)
+                first, delay = False, 0.1
+                self.serve()
+            except Disconnected as e:
+                log("disconnected (%s); reconnecting in %.1fs" % (e, delay))
+            except ServerError as e:        # HELLO refused, the root vanished while starting
+                raise Fatal(str(e))
+            finally:
+                self.conn.close()
+            time.sleep(delay)
+            delay = min(delay * 2, MAX_BACKOFF)
+
+    def start(self, first):
+        """HELLO, CLAIM, SUBSCRIBE-CHANGES (before listing, so nothing is missed) and the UI,
+        pipelined; then a full reconcile for a new daemon, or CHANGES for the same one."""
+        c = self.conn
+        epoch = c.request("HELLO", proto=1, role="provider", name=self.name).final.opt("epoch")
+        claim, sub = c.send("CLAIM", self.root), c.send("SUBSCRIBE-CHANGES", self.root)
+        ui = [c.send("DEFINE-MENU", "items", "sync.now", title="Sync now"),
+              c.send("DEFINE-MENU", "items", "sync.last-error", title="Show last error", states="error"),
+              c.send("DEFINE-MENU", "items", "sync.keep-local", title="Resolve: keep local", states="conflict"),
+              c.send("DEFINE-MENU", "items", "sync.keep-mirror", title="Resolve: keep mirror", states="conflict"),
+              c.send("DEFINE-MENU", "toolbar", "sync.pause-resume", title="Pause/Resume sync"),
+              c.send("DEFINE-TOOLBAR", name="Pause/Resume sync",
+                     tooltip=b"Pause or resume mirroring " + self.root + b" to " + self.mirror.dest)]
+        try:
+            claim.result()
+            sub.result()
+        except ServerError as e:
+            if first or e.code in ("not-found", "outside"):
+                hint = " (register it first: syncbadge add ROOT)" if e.code in ("not-found", "outside") else ""
+                raise Fatal("cannot claim %s: %s%s" % (show(self.root), e, hint))
+            raise Disconnected(str(e))
+        for r in ui:
+            try:
+                r.result()
+            except ServerError as e:
+                log("warning: the daemon refused %s (%s %s); menus may be missing" % (r.verb, e.code, e.message))
+        log("connected to %s epoch=%s as %s, claimed %s" % (self.socket_path, epoch, self.name, show(self.root)))
+        if epoch != self.epoch:
+            self.epoch = epoch
+            self.reconcile()
+        else:
+            self.catch_up()
+
+    def serve(self):
+        """The loop: pushes in order; a batch when the debounce deadline passes."""
+        while True:
+            timeout = None
+            if self.due is not None:
+                timeout = max(0.0, self.due - time.monotonic())
+            try:
+                m = self.conn.events.get(timeout=timeout)
+            except queue.Empty:
+                try:
+                    if self.paused:
+                        for p in sorted(set(self.pending) - self.held):
+                            log("paused: holding", show(p))
+                        self.held |= set(self.pending)
+                        self.first = self.due = None
+                    else:
+                        self.flush_pending()
+                except ServerError as e:
+                    log("unexpected answer:", e)
+                continue
+            if m is None:
+                raise Disconnected(self.conn.closed)
+            try:
+                self.dispatch(m)
+            except ServerError as e:      # the daemon refused something: log it, go on
+                log("unexpected answer:", e)
+
+    def dispatch(self, m):
+        if m.kind == "CHANGED" and m.fields:
+            what = m.opt("what")
+            self.note(m.fields[0], m.int("gen"), deep=what in ("create", "move"))
+            if what == "move" and "from" in m.options and self.mirror.under(m.options["from"]):
+                self.note(m.options["from"], None)
+        elif m.kind == "RESET-CHANGES":
+            log("the daemon dropped changes; asking for CHANGES again")
+            self.catch_up()
+        elif m.kind == "ACTION" and m.fields:
+            self.action(m)
+        elif m.kind == "ROOT" and m.fields[:2] == [self.root, b"removed"]:
+            raise Fatal("%s is no longer a root" % show(self.root))
+
+    def note(self, path, gen, deep=False):
+        if path in self.pending:
+            self.pending[path].merge(gen, deep)
+        else:
+            self.pending[path] = Entry(gen, deep)
+        now = time.monotonic()
+        self.first = self.first or now
+        self.due = min(now + self.debounce, self.first + self.max_wait)
+
+    def catch_up(self):
+        for it in self.conn.request("CHANGES", self.root).items:
+            self.note(it.path, it.gen)
+
+    def flush_pending(self):
+        entries, self.pending, self.first, self.due = self.pending, {}, None, None
+        self.held = set()
+        self.sync(entries)
+
+    # -- reconciling
+
+    def reconcile(self):
+        """Compares the whole tree with the mirror: what is identical is reported synced
+        (recursively where a whole subtree is), everything else makes the first batch."""
+        root = self.conn.request("STATUS", self.root).items[0]
+        todo, sets = {}, []
+        clean, maxgen = self.survey(root, todo, sets)
+        if clean and root.state != "synced":
+            sets.append((self.root, maxgen, True))
+        for it in self.conn.request("CHANGES", self.root).items:
+            if it.kind == "gone":
+                todo.setdefault(it.path, Entry(it.gen))
+        self.report_synced(sets)
+        self.mirror.save()
+        log("reconciled %s: %d identical report(s), %d path(s) to sync" % (show(self.root), len(sets), len(todo)))
+        for p, e in todo.items():
+            self.note(p, e.gen, e.deep)
+        if not self.paused:
+            self.flush_pending()
+
+    def survey(self, item, todo, sets):
+        """Walks a directory with LIST (gens read before comparing). Returns whether the whole
+        subtree is identical, and the newest gen in it: a recursive SET with that gen covers
+        exactly what was compared; anything changed since has a newer gen and stays pending."""
+        path, rel = item.path, self.mirror.rel(item.path)
+        own = self.mirror.same(rel)
+        try:
+            children = self.conn.request("LIST", path).items
+        except ServerError:                 # gone or no longer a directory: sync it as it is
+            todo[path] = Entry(item.gen)
+            return False, item.gen or 0
+        clean, maxgen, seen = own, item.gen or 0, []
+        for c in children:
+            if c.state == "ignored":
+                continue
+            if c.kind == "dir":
+                ok, g = self.survey(c, todo, sets)
+            else:
+                ok, g = self.mirror.same(self.mirror.rel(c.path)), c.gen or 0
+                if ok:
+                    self.mirror.remember(self.mirror.rel(c.path))
+            maxgen, clean = max(maxgen, g), clean and ok
+            seen.append((c, ok, g))
+        if clean:
+            return True, maxgen
+        for c, ok, g in seen:
+            if ok and c.state != "synced":
+                sets.append((c.path, g, c.kind == "dir"))
+            elif not ok and c.kind != "dir":
+                todo[c.path] = Entry(c.gen)
+        if own:
+            sets.append((path, item.gen, False))
+        else:
+            todo[path] = Entry(item.gen)
+        return False, maxgen
+
+    def report_synced(self, sets):
+        replies = [(p, g, self.conn.send("SET", "synced", p, gen=g, recursive=1 if deep else None))
+                   for p, g, deep in sets]
+        for p, g, r in replies:
+            self.outcome(p, g, r, "synced")
+
+    def outcome(self, path, gen, reply, state):
+        """Logs a SET's answer; True when it applied (stale: the path changed meanwhile, stays
+        pending, and the feed brings it back)."""
+        try:
+            ok = reply.result().final
+        except ServerError as e:
+            log("%s %s refused: %s %s" % (state, show(path), e.code, e.message))
+            return False
+        if ok.opt("stale") == "1":
+            log("stale %s gen=%s (changed meanwhile, now gen=%s)" % (show(path), gen, ok.opt("gen")))
+            return False
+        log("%s %s gen=%s" % (state, show(path), gen if gen is not None else ok.opt("gen")))
+        return True
+
+    # -- syncing a batch
+
+    def sync(self, entries):
+        """One batch: walk new directories, set conflicts aside, report syncing, rsync (small
+        files together, large ones alone with progress), report synced or error; then delete
+        what was deleted locally. On a disconnect the batch goes back to pending."""
+        try:
+            self._sync(dict(entries))
+        except Disconnected:
+            for p, e in entries.items():
+                self.note(p, e.gen, e.deep)
+            raise
+        finally:
+            self.mirror.save()
+
+    def _sync(self, todo):
+        c, m = self.conn, self.mirror
+        for p, r in [(p, c.send("STATUS", p)) for p, e in todo.items() if e.gen is None]:
+            try:
+                todo[p].gen = r.result().items[0].gen
+            except ServerError:
+                pass                           # the daemon has no entry: nothing to report
+        for p, e in list(todo.items()):
+            st = _lstat(m.local(m.rel(p)))
+            if e.deep and st is not None and stat.S_ISDIR(st.st_mode):
+                del todo[p]
+                sets = []
+                clean, g = self.survey(Item(path=p, kind="dir", gen=e.gen), todo, sets)
+                self.report_synced(sets + ([(p, g, True)] if clean else []))
+        copies, deletes, replies = [], [], []
+        for p in sorted(todo):
+            e, rel = todo[p], m.rel(p)
+            if m.conflicted(rel):
+                self.conflict(p, e.gen)
+            elif _lstat(m.local(rel)) is None:
+                deletes.append((p, e.gen))
+            elif e.gen is None:
+                log("skipping %s: the daemon has no entry for it" % show(p))
+            elif m.same(rel):           # e.g. our own write after "keep mirror": nothing to copy
+                m.remember(rel)
+                replies.append((p, e.gen, "synced", c.send("SET", "synced", p, gen=e.gen)))
+            else:
+                copies.append((p, e.gen))
+        for p, g, r in [(p, g, c.send("SET", "syncing", p, gen=g)) for p, g in copies]:
+            if not self.outcome(p, g, r, "syncing"):
+                copies.remove((p, g))
+        small, large = [], []
+        for p, g in copies:
+            st = _lstat(m.local(m.rel(p)))
+            (large if st is not None and stat.S_ISREG(st.st_mode) and st.st_size > LARGE else small).append((p, g))
+        results = {}
+        if small:
+            err = m.rsync([m.rel(p) for p, g in small])
+            for p, g in small:   # a failed batch is retried path by path to say which failed
+                results[p] = err if err is None or len(small) == 1 else m.rsync([m.rel(p)])
+        for p, g in large:
+            results[p] = m.rsync([m.rel(p)], progress=self.progress_reporter(p, g))
+        for p, g in copies:
+            if results[p] is None:
+                m.remember(m.rel(p))
+                self.errors.pop(p, None)
+                self.conflicts.pop(p, None)
+                replies.append((p, g, "synced", c.send("SET", "synced", p, gen=g)))
+            else:
+                self.errors[p] = (g, results[p][0], results[p][1])
+                log("rsync failed for %s: %s" % (show(p), results[p][0]))
+                replies.append((p, g, "error", c.send("SET", "error", p, gen=g, message=results[p][0][:MAX_MESSAGE])))
+        for p, g in deletes:
+            try:
+                m.delete(m.rel(p))
+                log("deleted %s from the mirror" % show(p))
+            except OSError as err:
+                self.errors[p] = (g, str(err), str(err))
+                if g is not None:
+                    replies.append((p, g, "error", c.send("SET", "error", p, gen=g, message=str(err)[:MAX_MESSAGE])))
+                continue
+            self.conflicts.pop(p, None)
+            if g is not None:
+                replies.append((p, g, "synced", c.send("SET", "synced", p, gen=g)))
+        for p, g, state, r in replies:
+            self.outcome(p, g, r, state)
+
+    def progress_reporter(self, path, gen):
+        """progress= updates for a large file, every 10% at most, without waiting for answers."""
+        last = [-10]
+
+        def report(pct):
+            if pct >= last[0] + 10 or (pct == 100 and last[0] != 100):
+                last[0] = pct
+                log("progress %s %d%%" % (show(path), pct))
+                try:
+                    self.conn.send("SET", "syncing", path, gen=gen, progress=pct)
+                except Disconnected:
+                    pass                    # the copy goes on; the batch is retried anyway
+        return report
+
+    def conflict(self, path, gen):
+        self.conflicts[path] = gen
+        msg = ("the mirror copy changed since the last sync; both kept (resolve: keep local or keep mirror)"
+               if _lstat(self.mirror.local(self.mirror.rel(path))) is not None else
+               "deleted locally, but the mirror copy changed since the last sync; both kept")
+        log("conflict %s: %s" % (show(path), msg))
+        self.outcome(path, gen, self.conn.send("SET", "conflict", path, gen=gen, message=msg), "conflict")
+
+    # -- actions
+
+    def action(self, msg):
+        """`* ACTION <id> [target=<path>] <path>... from=<client>`: fire and forget, so results
+        show as states and in the log."""
+        action = msg.fields[0].decode("ascii", "replace")
+        paths = [p for p in msg.fields[1:] if self.mirror.under(p)]
+        target = msg.options.get("target")
+        if not paths and target and self.mirror.under(target):
+            paths = [target]            # a container menu: the directory itself
+        log("action %s from %s on %d path(s)" % (action, msg.opt("from", "?"), len(paths)))
+        handler = {"sync.now": self.sync_now, "sync.last-error": self.last_error,
+                   "sync.keep-local": lambda ps: self.resolve(ps, keep_local=True),
+                   "sync.keep-mirror": lambda ps: self.resolve(ps, keep_local=False),
+                   "sync.pause-resume": lambda ps: self.pause_resume()}.get(action)
+        if handler is None:
+            log("unknown action", action)
+        else:
+            handler(paths)
+
+    def gen_of(self, path):
+        try:
+            return self.conn.request("STATUS", path).items[0]
+        except ServerError:
+            return None
+
+    def sync_now(self, paths):
+        """The given paths now (directories compared in full), even while paused; or, without
+        paths, everything pending."""
+        if not paths:
+            self.catch_up()
+            self.flush_pending()
+            return
+        entries = {}
+        for p in paths:
+            for q in [q for q in self.pending if q == p or q.startswith(p.rstrip(b"/") + b"/")]:
+                entries[q] = self.pending.pop(q)
+            it = self.gen_of(p)
+            entries[p] = Entry(it.gen if it else None, deep=bool(it) and it.kind == "dir")
+        if not self.pending:
+            self.first = self.due = None
+        self.sync(entries)
+
+    def matching(self, table, paths):
+        return sorted({q for p in paths for q in table if q == p or q.startswith(p.rstrip(b"/") + b"/")})
+
+    def last_error(self, paths):
+        """Logs the whole rsync complaint for each path (or below it) and puts it in message=."""
+        hits = self.matching(self.errors, paths or [self.root])
+        if not hits:
+            log("no error recorded for", " ".join(show(p) for p in paths))
+        replies = []
+        for q in hits:
+            gen, _, text = self.errors[q]
+            log("last error for %s: %s" % (show(q), text.replace("\n", " | ")))
+            replies.append((q, gen, self.conn.send("SET", "error", q, gen=gen, message=text.replace("\n", " | ")[:MAX_MESSAGE])))
+        for q, gen, r in replies:
+            self.outcome(q, gen, r, "error")
+
+    def resolve(self, paths, keep_local):
+        """keep local: local over mirror, synced with the gen read first. keep mirror: mirror
+        over local, then synced without gen, so the engine's own write stays synced (the daemon
+        records the identity after the write)."""
+        m = self.mirror
+        targets = set(self.matching(self.conflicts, paths))
+        targets |= {p for p in paths if not (_lstat(p) and stat.S_ISDIR(_lstat(p).st_mode))}
+        for p in sorted(targets):
+            rel = m.rel(p)
+            self.conflicts.pop(p, None)
+            if keep_local:
+                it = self.gen_of(p)
+                gen = it.gen if it else None
+                try:
+                    if _lstat(m.local(rel)) is None:
+                        m.delete(rel)
+                        err = None
+                    else:
+                        err = m.rsync([rel])
+                except OSError as e:
+                    err = (str(e), str(e))
+            else:
+                gen = None
+                try:
+                    m.restore_local(rel)
+                    err = None
+                except OSError as e:
+                    err = (str(e), str(e))
+            if err is None:
+                m.remember(rel)
+                log("resolved %s: kept %s" % (show(p), "local" if keep_local else "mirror"))
+                self.outcome(p, gen, self.conn.send("SET", "synced", p, gen=gen), "synced")
+            else:
+                self.errors[p] = (gen, err[0], err[1])
+                self.outcome(p, gen, self.conn.send("SET", "error", p, gen=gen, message=err[0][:MAX_MESSAGE]), "error")
+        m.save()
+
+    def pause_resume(self):
+        self.paused = not self.paused
+        log("paused: changes wait until resumed" if self.paused else "resumed")
+        if not self.paused and self.pending:
+            self.flush_pending()
+
+
+def socket_path(explicit):
+    """PROTOCOL.md "Transport": --socket, $SYNCBADGE_SOCKET, $XDG_RUNTIME_DIR, /tmp/syncbadge-$UID."""
+    if explicit:
+        return explicit
+    if os.environ.get("SYNCBADGE_SOCKET"):
+        return os.environ["SYNCBADGE_SOCKET"]
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if runtime.startswith("/"):
+        return runtime + "/syncbadge/daemon.sock"
+    return "/tmp/syncbadge-%d/daemon.sock" % os.getuid()
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Mirror a SyncBadge root into a directory with rsync.")
+    ap.add_argument("--socket", help="the daemon's socket (default: as PROTOCOL.md says)")
+    ap.add_argument("--name", default="rsync-mirror", help="the engine's name shown by the daemon")
+    ap.add_argument("--debounce", type=float, default=0.3, help="seconds of quiet before a batch (default 0.3)")
+    ap.add_argument("--state-dir", help="where sync identities are kept (default $XDG_STATE_HOME/syncbadge-rsync-mirror)")
+    ap.add_argument("root")
+    ap.add_argument("mirror")
+    args = ap.parse_args(argv)
+    root, dest = os.path.abspath(os.fsencode(args.root)), os.path.abspath(os.fsencode(args.mirror))
+    if not os.path.isdir(root):
+        ap.error("%s is not a directory" % args.root)
+    if dest == root or dest.startswith(root.rstrip(b"/") + b"/") or root.startswith(dest.rstrip(b"/") + b"/"):
+        ap.error("the mirror and the root must not contain each other")
+    if shutil.which("rsync") is None:
+        ap.error("rsync is not installed")
+    state = os.environ.get("XDG_STATE_HOME", "")
+    state = state if state.startswith("/") else os.path.expanduser("~/.local/state")
+    state_dir = os.fsencode(args.state_dir or os.path.join(state, "syncbadge-rsync-mirror"))
+    os.makedirs(dest, exist_ok=True)
+    # A parent may have left signals blocked (Foundation's Process does): SIGTERM must work,
+    # for us and for the rsync we run.
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        Engine(args, Mirror(root, dest, state_dir), socket_path(args.socket)).run()
+    except Fatal as e:
+        log(e)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
