@@ -217,3 +217,9 @@ func runCLI(_ args: [String], environment: [String: String]? = nil) throws -> (s
     p.waitUntilExit()
     return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
 }
+
+/// Whether every tool is an executable on the PATH (suites skip themselves otherwise).
+func toolsOnPath(_ tools: [String]) -> Bool {
+    let dirs = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+    return tools.allSatisfy { tool in dirs.contains { access("\($0)/\(tool)", X_OK) == 0 } }
+}

@@ -15,10 +15,7 @@ final class RangerScreen {
     static let plugin = Products.repository.appendingPathComponent("Examples/ranger/syncbadge.py").path
 
     /// ranger and tmux on the PATH.
-    static var available: Bool {
-        let dirs = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        return ["ranger", "tmux"].allSatisfy { tool in dirs.contains { access("\($0)/\(tool)", X_OK) == 0 } }
-    }
+    static var available: Bool { toolsOnPath(["ranger", "tmux"]) }
 
     let temp: TempDir
     let server: String

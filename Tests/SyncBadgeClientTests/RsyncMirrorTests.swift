@@ -14,10 +14,7 @@ final class RsyncMirrorFixture {
     static let engineName = "rsync-mirror-test"
 
     /// python3 and rsync on the PATH: the engine needs both.
-    static var available: Bool {
-        let dirs = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        return ["python3", "rsync"].allSatisfy { tool in dirs.contains { access("\($0)/\(tool)", X_OK) == 0 } }
-    }
+    static var available: Bool { toolsOnPath(["python3", "rsync"]) }
 
     let d: DaemonHarness
     let root: String
