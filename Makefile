@@ -46,7 +46,14 @@ demo: build
 # `syncbadge status` starts fast.
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
-	$(SWIFT) package $(SWIFT_FLAGS) generate-manual --multi-page >/dev/null
+	# swift-argument-parser's manual generator, run on our own release binaries (its plugin
+	# would build them a second time).
+	$(SWIFT) build $(RELEASE_FLAGS) --product generate-manual
+	rm -rf $(SCRATCH)/man && mkdir -p $(SCRATCH)/man
+	for tool in syncbadge syncbadged; do \
+	  "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/generate-manual" \
+	    "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/$$tool" --multi-page --output-directory $(SCRATCH)/man; \
+	done
 
 install: release
 	install -d $(BIN) $(SHARE)/syncbadge/badges $(SHARE)/syncbadge/prompt $(SHARE)/syncbadge/ranger \
@@ -63,14 +70,15 @@ install: release
 	$(BIN)/syncbadge --generate-completion-script bash > $(SHARE)/bash-completion/completions/syncbadge
 	$(BIN)/syncbadge --generate-completion-script zsh > $(SHARE)/zsh/site-functions/_syncbadge
 	$(BIN)/syncbadge --generate-completion-script fish > $(SHARE)/fish/vendor_completions.d/syncbadge.fish
-	install -m 644 $(SCRATCH)/plugins/GenerateManual/outputs/*/*.1 $(SHARE)/man/man1/
+	install -m 644 $(SCRATCH)/man/*.1 $(SHARE)/man/man1/
 	@echo "installed under $(DESTDIR)$(PREFIX); enable on demand start with: systemctl --user enable --now syncbadged.socket"
 
 uninstall:
 	rm -f $(BIN)/syncbadged $(BIN)/syncbadge $(UNITS)/syncbadged.service $(UNITS)/syncbadged.socket
 	rm -f $(SHARE)/bash-completion/completions/syncbadge $(SHARE)/zsh/site-functions/_syncbadge \
 	  $(SHARE)/fish/vendor_completions.d/syncbadge.fish
-	rm -f $(SHARE)/man/man1/syncbadge.1 $(SHARE)/man/man1/syncbadge.*.1 $(SHARE)/man/man1/syncbadged.1
+	rm -f $(SHARE)/man/man1/syncbadge.1 $(SHARE)/man/man1/syncbadge.*.1 $(SHARE)/man/man1/syncbadged.1 \
+	  $(SHARE)/man/man1/syncbadged.*.1
 	rm -rf $(SHARE)/syncbadge
 
 clean:
