@@ -19,7 +19,7 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-trap 'exit 0' INT TERM
+trap 'exit 0' INT TERM HUP
 
 sb() { "$bin/syncbadge" "$@" --no-spawn; }
 say() { printf '\n== %s\n' "$*"; }
