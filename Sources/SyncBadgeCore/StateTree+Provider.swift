@@ -30,14 +30,6 @@ extension StateTree {
         return .done(gen: nodes[Int(id)].live ? nodes[Int(id)].record.gen : rec.gen)
     }
 
-    /// Whether a local change to `path` needs the file's current identity to be judged: only
-    /// a synced entry with a recorded identity does.
-    public func needsIdentity(_ path: [UInt8]) -> Bool {
-        guard let id = find(path) else { return false }
-        let r = nodes[Int(id)].record
-        return r.state == .synced && r.syncedIdentity != nil
-    }
-
     /// Every path below (and including) `root` whose own state is `pending`, tombstones
     /// included, parents first. Subtrees without a pending entry are skipped.
     public func pendingPaths(under root: NodeID) -> [NodeID] {

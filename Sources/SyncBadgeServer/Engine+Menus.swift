@@ -3,6 +3,7 @@ import Glibc
 #endif
 import NIOCore
 import SyncBadgeCore
+import SyncBadgeWatcher
 
 /// Finder Sync's menus, actions and toolbar: defined by providers, routed to the provider that
 /// claimed the root, plus the built-in items every root offers.
@@ -216,11 +217,7 @@ extension Engine {
 
     /// Writes a small file in place (no temporary file: its rename would show up as a change).
     static func writeFile(_ path: [UInt8], _ bytes: [UInt8]) -> String? {
-        var z = path
-        z.append(0)
-        let fd = z.withUnsafeBufferPointer {
-            open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        }
+        let fd = path.withCString { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644) }
         guard fd >= 0 else { return String(cString: strerror(errno)) }
         defer { close(fd) }
         var off = 0

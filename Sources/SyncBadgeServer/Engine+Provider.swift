@@ -89,7 +89,7 @@ extension Engine {
         }
         set.recursive = req.option("recursive") == "1"
         var line = WireLine(req.tag)
-        switch tree.set(path, set, identify: Self.identity) {
+        switch tree.set(path, set, identify: { FileStat.lstat($0)?.identity }) {
         case .notFound:
             return fail("not-found", path)
         case .stale(let gen):
@@ -101,19 +101,6 @@ extension Engine {
             line.word("gen=\(gen)")
         }
         return (line, true)
-    }
-
-    /// `lstat` identity of a path, as recorded when it becomes `synced`.
-    static func identity(_ path: [UInt8]) -> FileIdentity? {
-        var st = stat()
-        var z = path
-        z.append(0)
-        let rc = z.withUnsafeBufferPointer { lstat(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), &st) }
-        guard rc == 0 else { return nil }
-        return FileIdentity(
-            inode: UInt64(st.st_ino), size: Int64(st.st_size),
-            mtimeNs: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec),
-            ctimeNs: Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec))
     }
 
     // MARK: Group commit

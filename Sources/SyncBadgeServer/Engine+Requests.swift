@@ -109,22 +109,6 @@ extension Engine {
         return req.fields.map(\.bytes)
     }
 
-    static func lstatKind(_ path: [UInt8]) -> EntryKind {
-        var st = stat()
-        let rc = path.withUnsafeBufferPointer { buf -> Int32 in
-            var z = Array(buf)
-            z.append(0)
-            return z.withUnsafeBufferPointer { lstat(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), &st) }
-        }
-        guard rc == 0 else { return .gone }
-        switch st.st_mode & S_IFMT {
-        case S_IFREG: return .file
-        case S_IFDIR: return .dir
-        case S_IFLNK: return .link
-        default: return .other
-        }
-    }
-
     // MARK: Queries
 
     func roots(_ req: WireRequest, _ s: Session) {
@@ -175,7 +159,7 @@ extension Engine {
                 }
                 lines.append(tree.view(id, path: p).wireLine(head: req.tag))
             } else {
-                lines.append(ItemView.outsideLine(head: req.tag, path: p, kind: Self.lstatKind(p)))
+                lines.append(ItemView.outsideLine(head: req.tag, path: p, kind: FileStat.lstat(p)?.kind ?? .gone))
             }
         }
         for l in lines { s.write(l) }

@@ -6,30 +6,6 @@ import SyncBadgeCore
 /// Walks a directory tree with `readdir`'s `d_type` (no `lstat` per entry unless identities are
 /// wanted or the file system does not fill `d_type`), never following links.
 enum DirectoryScanner {
-    static func kind(ofMode mode: mode_t) -> EntryKind {
-        switch mode & S_IFMT {
-        case S_IFREG: .file
-        case S_IFDIR: .dir
-        case S_IFLNK: .link
-        default: .other
-        }
-    }
-
-    static func identity(of st: stat) -> FileIdentity {
-        FileIdentity(
-            inode: UInt64(st.st_ino), size: Int64(st.st_size),
-            mtimeNs: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec),
-            ctimeNs: Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec))
-    }
-
-    /// `lstat` of a path: its kind and identity, or nil if it is gone.
-    static func lstatEntry(_ path: [UInt8]) -> (EntryKind, FileIdentity)? {
-        var st = stat()
-        let rc = path.withCString { lstat($0, &st) }
-        guard rc == 0 else { return nil }
-        return (kind(ofMode: st.st_mode), identity(of: st))
-    }
-
     /// Scans below `top`. `enter` is called for every directory (the top one included) before
     /// it is read, so a watch added there misses nothing; it receives the directory's path, the
     /// index of its scan entry (-1 for `top`) and its parent's index (-1 for `top`'s children).
@@ -59,7 +35,7 @@ enum DirectoryScanner {
                 }
                 var ident: FileIdentity? = nil
                 if identities || Int32(ent.pointee.d_type) == Int32(DT_UNKNOWN) {
-                    guard let (k, id) = lstatEntry(path) else { continue }
+                    guard let (k, id) = FileStat.lstat(path) else { continue }
                     kind = k
                     ident = identities && k != .dir ? id : nil
                 }
@@ -88,7 +64,8 @@ enum DirectoryScanner {
 }
 
 extension Array where Element == UInt8 {
-    func withCString<R>(_ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
+    /// The bytes as a NUL-terminated C string (paths are bytes, not Swift Strings).
+    public func withCString<R>(_ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
         var z = self
         z.append(0)
         return try z.withUnsafeBufferPointer { try $0.baseAddress!.withMemoryRebound(to: CChar.self, capacity: z.count, body) }

@@ -99,7 +99,7 @@ extension WatcherLoop {
     }
 
     func kindOf(_ path: [UInt8]) -> EntryKind {
-        DirectoryScanner.lstatEntry(path)?.0 ?? .file
+        FileStat.lstat(path)?.0 ?? .file
     }
 
     /// A move-from whose move-to never came: the entry left every watched directory.
