@@ -11,6 +11,8 @@ static const unsigned int sb_IN_IGNORED = IN_IGNORED;
 static const unsigned int sb_IN_DONT_FOLLOW = IN_DONT_FOLLOW;
 static const unsigned int sb_IN_EXCL_UNLINK = IN_EXCL_UNLINK;
 static const unsigned int sb_IN_ONLYDIR = IN_ONLYDIR;
+static const unsigned int sb_IN_UNMOUNT = IN_UNMOUNT;
+static const unsigned int sb_IN_MASK_ADD = IN_MASK_ADD;
 
 // The flexible `name` member is invisible to Swift: read it through these.
 static inline const char *sb_event_name(const struct inotify_event *event) {

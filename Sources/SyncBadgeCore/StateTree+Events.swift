@@ -199,4 +199,11 @@ extension StateTree {
         rec.message = message
         update(r.node, rec)
     }
+
+    /// A vanished root is back (re-created, or mounted again): no longer in error, and
+    /// `pending` like any directory that changed.
+    public mutating func clearRootError(_ path: [UInt8]) {
+        guard let r = root(at: path), nodes[Int(r.node)].record.state == .error else { return }
+        update(r.node, StateMachine.changed(nodes[Int(r.node)].record, kind: .dir, gens: &lastGen))
+    }
 }

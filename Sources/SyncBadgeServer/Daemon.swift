@@ -62,7 +62,7 @@ public final class Daemon: Service {
         try FileManager.default.createDirectory(atPath: config.stateDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         let badges = try Self.loadBadges(config.badgesDirectory)
-        let store = try Store(directory: config.stateDirectory, logger: logger)
+        let store = try Store.open(directory: config.stateDirectory, logger: logger)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.group = group
         let loop = group.next()

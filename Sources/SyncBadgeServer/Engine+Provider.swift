@@ -107,24 +107,49 @@ extension Engine {
 
     /// Writes what changed in one transaction. `done` runs after the commit that holds every
     /// change made so far; changes made while a commit is in flight wait for the next one.
+    /// A failed transaction (a full disk) is kept and written again first with the next one,
+    /// which a timer with backoff tries until the disk takes it.
     func scheduleCommit(_ done: ((Result<Void, Error>) -> Void)? = nil) {
         if let done { nextCommitWaiters.append(done) }
-        guard !commitInFlight, tree.hasStoreChanges || !nextCommitWaiters.isEmpty else { return }
-        let changes = tree.drainStoreChanges()
+        guard !commitInFlight, tree.hasStoreChanges || !nextCommitWaiters.isEmpty || !unstored.isEmpty else { return }
+        let fresh = tree.drainStoreChanges()
+        let batches = unstored + (fresh.isEmpty ? [] : [fresh])
         let waiters = nextCommitWaiters
         nextCommitWaiters = []
         commitInFlight = true
-        if !changes.isEmpty { commits += 1 }
+        if !batches.isEmpty { commits += 1 }
         let store = self.store
         loop.makeFutureWithTask {
-            if !changes.isEmpty { try await store.commit(changes) }
+            if !batches.isEmpty { try await store.commit(batches) }
         }.assumeIsolated().whenComplete { result in
             self.commitInFlight = false
-            if case .failure(let e) = result {
-                self.logger.error("cannot store states", metadata: ["error": "\(e)"])
+            switch result {
+            case .success:
+                if !self.unstored.isEmpty { self.logger.notice("the store takes writes again") }
+                self.unstored = []
+                self.commitRetryDelay = Self.firstCommitRetry
+            case .failure(let e):
+                if self.unstored.isEmpty {
+                    self.logger.error("cannot store states; retrying with backoff", metadata: ["error": "\(e)"])
+                }
+                self.unstored = batches
+                self.retryCommitLater()
             }
             for w in waiters { w(result) }
             self.flushDirty()
+            // After a failure only the timer retries: a full disk is not hammered per event.
+            if self.commitRetry == nil { self.scheduleCommit() }
+        }
+    }
+
+    static let firstCommitRetry = TimeAmount.milliseconds(250)
+
+    func retryCommitLater() {
+        guard commitRetry == nil else { return }
+        let delay = commitRetryDelay
+        commitRetryDelay = min(commitRetryDelay * 2, .seconds(30))
+        commitRetry = loop.assumeIsolated().scheduleTask(in: delay) {
+            self.commitRetry = nil
             self.scheduleCommit()
         }
     }

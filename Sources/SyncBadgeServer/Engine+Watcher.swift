@@ -43,10 +43,13 @@ extension Engine {
                 rootAdded(root, token: token, result: result)
             case .rootRescanned(let root, let scan):
                 rootRescanned(root, scan)
-            case .rootVanished(let root):
+            case .rootRefreshed(let root, let scan):
+                rootRefreshed(root, scan)
+            case .rootVanished(let root, let reason):
                 if let i = rootInfoIndex(root) {
-                    roots[i].error = "the root directory vanished"
-                    tree.setRootError(root, message: "\(PathBytes.display(root)): the root directory vanished")
+                    let message = "the root directory was \(reason); it is watched again when it comes back"
+                    roots[i].error = message
+                    tree.setRootError(root, message: "\(PathBytes.display(root)): \(message)")
                     pushRoot(root)
                 }
             case .barrier(let token):
@@ -94,5 +97,24 @@ extension Engine {
             }
         }
         resetChanges(root)
+    }
+
+    /// A fresh scan with nothing lost elsewhere (a periodic rescan of a root over the watch
+    /// limit, or a root that came back): what differs is pushed like any change, and the change
+    /// feed is reset only when something did.
+    func rootRefreshed(_ root: [UInt8], _ scan: RootScan) {
+        guard let i = rootInfoIndex(root), !roots[i].scanning else { return }
+        let before = tree.lastGen
+        if roots[i].error != nil {
+            roots[i].error = nil
+            tree.clearRootError(root)
+        }
+        roots[i].ignoreFile = scan.ignoreFile
+        tree.setRules(root: root, rules: rules(for: root, file: scan.ignoreFile, defaults: roots[i].ignoreDefaults))
+        tree.reconcile(root: root, scan: scan.scan)
+        let wasDegraded = roots[i].degraded
+        roots[i].degraded = scan.degraded
+        if tree.lastGen != before { resetChanges(root) }
+        if tree.lastGen != before || wasDegraded != scan.degraded { pushRoot(root) }
     }
 }

@@ -65,6 +65,10 @@ final class Engine {
     var nextCommitWaiters: [(Result<Void, Error>) -> Void] = []
     /// Store transactions since start (`STAT commits`): shows that SETs share commits.
     var commits = 0
+    /// Batches a failed transaction held, written again first; the timer that retries them.
+    var unstored: [StoreChanges] = []
+    var commitRetry: Scheduled<Void>?
+    var commitRetryDelay = Engine.firstCommitRetry
 
     init(loop: EventLoop, store: Store, badges: [Badge], privatePaths: [[UInt8]], logger: Logger) throws {
         self.loop = loop
@@ -246,6 +250,7 @@ final class Engine {
 
     /// Ends every connection with `* BYE shutdown`.
     func shutdown() {
+        commitRetry?.cancel()
         for s in sessions.values { s.bye("shutdown") }
     }
 }

@@ -6,52 +6,62 @@ import SyncBadgeCore
 extension Store {
     /// Writes a batch in one transaction: one fsync however many entries it holds.
     public func commit(_ changes: StoreChanges) async throws {
+        try await commit([changes])
+    }
+
+    /// Writes batches in order, all in one transaction: batches that failed before (a full
+    /// disk) are retried together with the newer ones, and nothing lands half-way.
+    public func commit(_ batches: [StoreChanges]) async throws {
         try await db.write { db in
-            var rootIDs: [[UInt8]: Int64?] = [:]
-            func rootID(_ path: [UInt8], create: Bool) throws -> Int64? {
-                if let cached = rootIDs[path], cached != nil || !create { return cached }
-                if create {
-                    // Entries may reach the store before `addRoot` does; the root row it writes
-                    // later sets the real settings.
-                    try db.execute(sql: "INSERT INTO root (path, ignoreDefaults, addedAt) VALUES (?, 1, ?) ON CONFLICT(path) DO NOTHING",
-                                   arguments: [Data(path), Date()])
-                }
-                let id = try Int64.fetchOne(db, sql: "SELECT id FROM root WHERE path = ?", arguments: [Data(path)])
-                rootIDs[path] = id
-                return id
-            }
-            for d in changes.deletions {
-                guard let root = try rootID(d.root, create: false) else { continue }
-                if d.relativePath.isEmpty {
-                    try db.execute(sql: "DELETE FROM entry WHERE rootId = ?", arguments: [root])
-                } else {
-                    // The entry and everything below it: paths between "p/" and "p0" ('0' follows '/').
-                    try db.execute(
-                        sql: "DELETE FROM entry WHERE rootId = ? AND (path = ? OR (path >= ? AND path < ?))",
-                        arguments: [root, Data(d.relativePath), Data(d.relativePath + [0x2F]), Data(d.relativePath + [0x30])])
-                }
-            }
-            let upsert = try db.makeStatement(sql: """
-                INSERT INTO entry (rootId, path, kind, state, gen, progress, message, badge, inode, size, mtimeNs, ctimeNs, ruleIgnored)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(rootId, path) DO UPDATE SET kind = excluded.kind, state = excluded.state, gen = excluded.gen,
-                  progress = excluded.progress, message = excluded.message, badge = excluded.badge, inode = excluded.inode,
-                  size = excluded.size, mtimeNs = excluded.mtimeNs, ctimeNs = excluded.ctimeNs, ruleIgnored = excluded.ruleIgnored
-                """)
-            for u in changes.upserts {
-                guard let root = try rootID(u.root, create: true) else { continue }
-                let r = u.record
-                let ident = r.syncedIdentity
-                try upsert.execute(arguments: [
-                    root, Data(u.relativePath), Int(r.kind.rawValue), Int(r.state.rawValue), Int64(bitPattern: r.gen),
-                    r.progress.map { Int($0) }, r.message, r.badge,
-                    ident.map { Int64(bitPattern: $0.inode) }, ident?.size, ident?.mtimeNs, ident?.ctimeNs, r.ruleIgnored,
-                ])
-            }
-            try db.execute(
-                sql: "INSERT INTO meta (key, value) VALUES ('lastGen', ?) ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)",
-                arguments: [Int64(bitPattern: changes.lastGen)])
+            for changes in batches { try Self.write(changes, db) }
         }
+    }
+
+    static func write(_ changes: StoreChanges, _ db: Database) throws {
+        var rootIDs: [[UInt8]: Int64?] = [:]
+        func rootID(_ path: [UInt8], create: Bool) throws -> Int64? {
+            if let cached = rootIDs[path], cached != nil || !create { return cached }
+            if create {
+                // Entries may reach the store before `addRoot` does; the root row it writes
+                // later sets the real settings.
+                try db.execute(sql: "INSERT INTO root (path, ignoreDefaults, addedAt) VALUES (?, 1, ?) ON CONFLICT(path) DO NOTHING",
+                               arguments: [Data(path), Date()])
+            }
+            let id = try Int64.fetchOne(db, sql: "SELECT id FROM root WHERE path = ?", arguments: [Data(path)])
+            rootIDs[path] = id
+            return id
+        }
+        for d in changes.deletions {
+            guard let root = try rootID(d.root, create: false) else { continue }
+            if d.relativePath.isEmpty {
+                try db.execute(sql: "DELETE FROM entry WHERE rootId = ?", arguments: [root])
+            } else {
+                // The entry and everything below it: paths between "p/" and "p0" ('0' follows '/').
+                try db.execute(
+                    sql: "DELETE FROM entry WHERE rootId = ? AND (path = ? OR (path >= ? AND path < ?))",
+                    arguments: [root, Data(d.relativePath), Data(d.relativePath + [0x2F]), Data(d.relativePath + [0x30])])
+            }
+        }
+        let upsert = try db.cachedStatement(sql: """
+            INSERT INTO entry (rootId, path, kind, state, gen, progress, message, badge, inode, size, mtimeNs, ctimeNs, ruleIgnored)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(rootId, path) DO UPDATE SET kind = excluded.kind, state = excluded.state, gen = excluded.gen,
+              progress = excluded.progress, message = excluded.message, badge = excluded.badge, inode = excluded.inode,
+              size = excluded.size, mtimeNs = excluded.mtimeNs, ctimeNs = excluded.ctimeNs, ruleIgnored = excluded.ruleIgnored
+            """)
+        for u in changes.upserts {
+            guard let root = try rootID(u.root, create: true) else { continue }
+            let r = u.record
+            let ident = r.syncedIdentity
+            try upsert.execute(arguments: [
+                root, Data(u.relativePath), Int(r.kind.rawValue), Int(r.state.rawValue), Int64(bitPattern: r.gen),
+                r.progress.map { Int($0) }, r.message, r.badge,
+                ident.map { Int64(bitPattern: $0.inode) }, ident?.size, ident?.mtimeNs, ident?.ctimeNs, r.ruleIgnored,
+            ])
+        }
+        try db.execute(
+            sql: "INSERT INTO meta (key, value) VALUES ('lastGen', ?) ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)",
+            arguments: [Int64(bitPattern: changes.lastGen)])
     }
 
     /// A root's stored entries, parents before children.

@@ -37,6 +37,36 @@ public final class Store: Sendable {
         try Self.migrator.migrate(db)
     }
 
+    /// Opens the store, moving a corrupt database aside (with a log line) and starting fresh:
+    /// a daemon that cannot read its own file must not crash-loop over it. The roots and states
+    /// in the bad file are lost; the rescan at start finds every file again as `unknown`.
+    public static func open(directory: String, logger: Logger) throws -> Store {
+        do {
+            let store = try Store(directory: directory, logger: logger)
+            try store.check()
+            return store
+        } catch let e as DatabaseError where e.resultCode == .SQLITE_CORRUPT || e.resultCode == .SQLITE_NOTADB {
+            let file = directory + "/state.sqlite"
+            let aside = file + ".corrupt-\(Int(Date().timeIntervalSince1970))"
+            // The WAL and shared-memory files belong to the bad database: keep them beside it.
+            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: file + suffix) {
+                try FileManager.default.moveItem(atPath: file + suffix, toPath: aside + suffix)
+            }
+            logger.error("the state database is corrupt: moved it aside and starting with an empty one",
+                         metadata: ["file": "\(file)", "movedTo": "\(aside)", "error": "\(e)"])
+            return try Store(directory: directory, logger: logger)
+        }
+    }
+
+    /// Reads every page once (`quick_check`): a corrupt file fails here, at start, rather than
+    /// in the middle of serving.
+    func check() throws {
+        try db.read { db in
+            let result = try String.fetchOne(db, sql: "PRAGMA quick_check(1)") ?? "ok"
+            if result != "ok" { throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: result) }
+        }
+    }
+
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1") { db in

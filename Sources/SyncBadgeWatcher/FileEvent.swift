@@ -38,8 +38,11 @@ public enum FileEvent: Sendable {
     case rootAdded(root: [UInt8], token: UInt64, result: Result<RootScan, RootError>)
     /// Events were lost (kernel queue overflow): this is a fresh scan of the root.
     case rootRescanned(root: [UInt8], scan: RootScan)
+    /// A periodic rescan of a root that is not fully watched (`degraded`), or of a root that
+    /// came back after it vanished: a fresh scan, but no events were lost elsewhere.
+    case rootRefreshed(root: [UInt8], scan: RootScan)
     /// The root directory itself was deleted, moved or unmounted.
-    case rootVanished(root: [UInt8])
+    case rootVanished(root: [UInt8], reason: String)
     /// Every event queued before `barrier(token)` was asked for has been delivered.
     case barrier(token: UInt64)
     /// The kernel queue overflowed; rescans follow.

@@ -29,6 +29,7 @@ extension WatcherLoop {
             overflow()
             return
         }
+        if !sentinels.isEmpty { sentinelEvent(e) }
         if e.mask & sb_IN_IGNORED != 0 {
             watchRemovedByKernel(e.wd)
             return
@@ -39,8 +40,10 @@ extension WatcherLoop {
         if e.name.isEmpty {
             // About the watched directory itself; its parent reports the rest.
             if dir.parent < 0 {
-                if has(m, IN_DELETE_SELF) || has(m, IN_MOVE_SELF) {
-                    rootVanished(e.wd, path: dirPath)
+                if m & sb_IN_UNMOUNT != 0 {
+                    rootVanished(e.wd, path: dirPath, reason: "unmounted")
+                } else if has(m, IN_DELETE_SELF) || has(m, IN_MOVE_SELF) {
+                    rootVanished(e.wd, path: dirPath, reason: has(m, IN_DELETE_SELF) ? "deleted" : "moved away")
                 } else if has(m, IN_ATTRIB) {
                     emit(.changed(path: dirPath, kind: .dir, what: .attrib))
                 }
@@ -112,6 +115,7 @@ extension WatcherLoop {
 
     func directoryAppeared(_ path: [UInt8], parent: Int32, name: [UInt8]) {
         let (_, scan) = watchAndScan(path, parent: parent, name: name, root: dirs[parent]?.root, identities: false)
+        scheduleDegradedRescans()
         emit(.directoryAppeared(path: path, subtree: scan))
     }
 
@@ -139,37 +143,51 @@ extension WatcherLoop {
     func watchRemovedByKernel(_ wd: Int32) {
         guard let d = dirs[wd] else { return }
         if d.parent < 0, let path = path(of: wd) {
-            rootVanished(wd, path: path)
+            rootVanished(wd, path: path, reason: "deleted or unmounted")
         } else {
             forget(wd, rmWatch: false)
         }
     }
 
-    func rootVanished(_ wd: Int32, path: [UInt8]) {
+    func rootVanished(_ wd: Int32, path: [UInt8], reason: String) {
         guard rootWds[path] == wd else { return }
         rootWds.removeValue(forKey: path)
         forget(wd, rmWatch: true)
         watchesByRoot.removeValue(forKey: wd)
+        degraded.remove(wd)
+        limitLogged.remove(wd)
+        timers.rescans.removeValue(forKey: path)
         updateCounts()
-        logger.warning("root vanished", metadata: ["root": "\(PathBytes.display(path))"])
-        emit(.rootVanished(root: path))
+        logger.warning("root vanished; it is watched again when it comes back", metadata: ["root": "\(PathBytes.display(path))", "reason": "\(reason)"])
+        emit(.rootVanished(root: path, reason: reason))
+        awaitReturn(path)
     }
 
-    /// Events were lost: rescan every root, re-watching what is new and forgetting what is gone.
+    /// Events were lost: rescan every root now, or after a backoff when overflows repeat (a
+    /// storm that overflows the queue would overflow it again during each rescan).
     func overflow() {
-        logger.warning("inotify queue overflowed: rescanning every root")
+        let delay = timers.overflowed()
+        logger.warning("inotify queue overflowed: rescanning every root", metadata: ["in": "\(delay)"])
         emit(.overflow)
-        for (path, wd) in rootWds.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            let before = subtreeWds(wd)
-            scanSeen = []
-            let (newWd, scan) = watchAndScan(path, parent: -1, name: path, root: nil, identities: true)
-            let seen = scanSeen ?? []
-            scanSeen = nil
-            for w in before where !seen.contains(w) { forget(w, rmWatch: true) }
-            if let newWd, newWd != wd { rootWds[path] = newWd }
-            updateCounts()
-            emit(.rootRescanned(root: path, scan: rootScan(path, scan: scan, wd: newWd ?? wd)))
+        for path in rootWds.keys { timers.schedule(rescanOf: path, in: delay, reason: .overflow) }
+    }
+
+    /// Scans a watched root again, re-watching what is new and forgetting what is gone.
+    func rescan(_ path: [UInt8]) -> RootScan? {
+        guard let wd = rootWds[path] else { return nil }
+        let before = subtreeWds(wd)
+        degraded.remove(wd)
+        scanSeen = []
+        let (newWd, scan) = watchAndScan(path, parent: -1, name: path, root: nil, identities: true)
+        let seen = scanSeen ?? []
+        scanSeen = nil
+        for w in before where !seen.contains(w) { forget(w, rmWatch: true) }
+        if let newWd, newWd != wd {
+            rootWds[path] = newWd
+            if degraded.remove(wd) != nil { degraded.insert(newWd) }
         }
+        updateCounts()
+        return rootScan(path, scan: scan, wd: newWd ?? wd)
     }
 
     func subtreeWds(_ wd: Int32) -> [Int32] {
@@ -202,8 +220,12 @@ extension WatcherLoop {
                     forget(wd, rmWatch: true)
                     watchesByRoot.removeValue(forKey: wd)
                     degraded.remove(wd)
+                    limitLogged.remove(wd)
                     updateCounts()
                 }
+                timers.rescans.removeValue(forKey: path)
+                stopAwaitingReturn(path)
+                mountPointRoots.remove(path)
             case .barrier(let token):
                 barriers.append(token)
             case .shutdown:
@@ -226,12 +248,23 @@ extension WatcherLoop {
         if let wd = rootWds[path] {
             return .success(rootScan(path, scan: ScanTree(), wd: wd))
         }
+        lastWatchError = 0
         let (wd, scan) = watchAndScan(path, parent: -1, name: path, root: nil, identities: identities)
-        guard let wd else {
-            return .failure(.failed("cannot watch: \(String(cString: strerror(errno)))"))
-        }
+        guard let wd else { return .failure(.failed(Self.watchFailure(lastWatchError))) }
         rootWds[path] = wd
+        if Self.isMountPoint(path) { mountPointRoots.insert(path) }
         updateCounts()
+        scheduleDegradedRescans()
         return .success(rootScan(path, scan: scan, wd: wd))
+    }
+
+    /// Why `inotify_add_watch` failed, in words that do not mislead: its ENOSPC is the watch
+    /// limit, never a full disk.
+    static func watchFailure(_ err: Int32) -> String {
+        switch err {
+        case ENOSPC: "cannot watch: the inotify watch limit is reached; raise it with `sysctl fs.inotify.max_user_watches=<n>`"
+        case ENOMEM: "cannot watch: the kernel is out of memory for inotify watches"
+        default: "cannot watch: \(String(cString: strerror(err)))"
+        }
     }
 }

@@ -42,6 +42,8 @@ final class WatcherLoop {
     var pendingMove: (cookie: UInt32, path: [UInt8], isDir: Bool, wd: Int32?)?
     var running = true
     var degraded: Set<Int32> = []
+    /// errno of the last failed `inotify_add_watch`.
+    var lastWatchError: Int32 = 0
     var watchesByRoot: [Int32: Int] = [:]
     /// Directories (re)watched by the scan under way, to prune the ones that vanished.
     var scanSeen: Set<Int32>? = nil
@@ -50,6 +52,17 @@ final class WatcherLoop {
     var barrierWd: Int32 = -1
     /// Barriers waiting for their touch of `barrierFile` to come back, oldest group first.
     var heldBarriers: [[UInt64]] = []
+    /// Timed work (see WatcherLoop+Recovery): only while something is wrong, so an idle,
+    /// healthy daemon never wakes.
+    var timers = RecoveryTimers()
+    /// Roots whose directory is gone, waiting to come back → their sentinel watch.
+    var vanished: [[UInt8]: Int32] = [:]
+    /// Watches on the nearest existing ancestor of vanished roots → those roots.
+    var sentinels: [Int32: Set<[UInt8]>] = [:]
+    /// Roots that were mount points when watched: they come back only as mount points.
+    var mountPointRoots: Set<[UInt8]> = []
+    /// Roots already told about in the log as over the watch limit.
+    var limitLogged: Set<Int32> = []
 
     static let dirMask: UInt32 = UInt32(IN_CREATE) | UInt32(IN_MODIFY) | UInt32(IN_ATTRIB) | UInt32(IN_DELETE)
         | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVED_FROM) | UInt32(IN_MOVED_TO) | UInt32(IN_MOVE_SELF)
@@ -99,10 +112,11 @@ final class WatcherLoop {
 
     func run() {
         while running {
+            runDueTimers()
             // Block only when nothing is waiting to be delivered: then the thread sleeps in the
-            // kernel until an event arrives.
+            // kernel until an event arrives, or until timed recovery work is due.
             let mayBlock = batch.isEmpty && pendingMove == nil
-            guard let ptr = inotifytools_next_events(mayBlock ? -1 : 0, 1) else {
+            guard let ptr = inotifytools_next_events(mayBlock ? timers.secondsUntilDue() : 0, 1) else {
                 let err = inotifytools_error()
                 if err != 0 && err != EINTR {
                     logger.error("inotify read failed", metadata: ["error": "\(String(cString: strerror(err)))"])
@@ -162,12 +176,13 @@ final class WatcherLoop {
         let wd = path.withCString { inotify_add_watch(fd, $0, Self.dirMask) }
         guard wd >= 0 else {
             let err = errno
+            lastWatchError = err
             if err == ENOSPC {
                 // inotify says ENOSPC when the per-user watch limit is reached, not the disk.
                 let r = root ?? -1
-                if !degraded.contains(r) {
-                    degraded.insert(r)
-                    logger.warning("inotify watch limit reached: changes in some directories will not be seen; raise it with `sysctl fs.inotify.max_user_watches=<n>`",
+                degraded.insert(r)
+                if limitLogged.insert(r).inserted {
+                    logger.warning("inotify watch limit reached: directories beyond it are rescanned periodically instead of watched; raise the limit with `sysctl fs.inotify.max_user_watches=<n>` (or a file in /etc/sysctl.d) and the root recovers by itself",
                                    metadata: ["path": "\(PathBytes.display(path))"])
                 }
             }

@@ -148,4 +148,33 @@ import SyncBadgeCore
         #expect(try c.status(root + "/junk.log").state == "ignored")
         #expect(try c.status(root + "/build/out.o").state == "pending")
     }
+
+    @Test func aDeletedRootTurnsToErrorAndIsWatchedAgainWhenRecreated() throws {
+        let d = try DaemonHarness()
+        let gone = try d.addRoot("gone", files: ["a/f"])
+        let other = try d.addRoot("other")
+        let c = try d.connect()
+        try FileManager.default.removeItem(atPath: gone)
+        try c.waitForPush("the root in error") { $0.kind == "ROOT" && $0.path == gone && $0.fields[1].string == "error" }
+        let why = try c.status(gone)
+        #expect(why.state == "error" && why.message?.contains("deleted") == true)
+        // The other root goes on as before.
+        _ = try c.request("OBSERVE", [.path(Array(other.utf8))])
+        try touchFile(other + "/new")
+        try c.waitForPush { $0.kind == "ITEM" && $0.path == other + "/new" }
+        // Re-created at the same path: watched again, with no request.
+        try FileManager.default.createDirectory(atPath: gone + "/b", withIntermediateDirectories: true)
+        try c.waitForPush("the root back") { $0.kind == "ROOT" && $0.path == gone && $0.fields[1].string != "error" }
+        // `b` is in the returned root's scan, or arrives as its own event just after.
+        if try !c.request("OBSERVE", [.path(Array(gone.utf8))]).data.contains(where: { $0.path == gone + "/b" }) {
+            try c.waitForPush("b in the returned root") { $0.kind == "ITEM" && $0.path == gone + "/b" }
+        }
+        _ = try c.request("OBSERVE", [.path(Array((gone + "/b").utf8))])
+        try touchFile(gone + "/b/later")
+        try c.waitForPush("a change in the returned root") { $0.kind == "ITEM" && $0.path == gone + "/b/later" }
+        #expect(try c.status(gone + "/b/later").state == "pending")
+        let roots = try c.request("ROOTS", []).data.filter { $0.path == gone }
+        #expect(roots.count == 1 && roots.first?.fields[1].string != "error" && (roots.first?.option("watches")).flatMap { Int($0) } == 2)
+    }
 }
+

@@ -78,4 +78,36 @@ import Testing
         }
         #expect(try Store(directory: dir, logger: logger).lastGen() == gen)
     }
+
+    @Test(arguments: ["garbage from the start", "garbage in the middle"])
+    func aCorruptDatabaseIsMovedAsideAndTheStoreStartsFresh(_ how: String) async throws {
+        let dir = freshDirectory()
+        defer { cleanUp(dir) }
+        do {
+            let store = try Store(directory: dir, logger: logger)
+            for i in 0..<200 { try await store.addRoot(StoredRoot(path: Array("/r/\(i)/\(String(repeating: "x", count: 200))".utf8), ignoreDefaults: true)) }
+        }
+        let file = dir + "/state.sqlite"
+        let h = try #require(FileHandle(forUpdatingAtPath: file))
+        let size = try h.seekToEnd()
+        try h.seek(toOffset: how.hasSuffix("start") ? 0 : size / 2)
+        try h.write(contentsOf: Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) }))
+        try h.close()
+        let store = try Store.open(directory: dir, logger: logger)
+        #expect(try store.roots().isEmpty)
+        let aside = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix("state.sqlite.corrupt-") }
+        #expect(!aside.isEmpty)
+        // The fresh store works.
+        try await store.addRoot(StoredRoot(path: Array("/again".utf8), ignoreDefaults: false))
+        #expect(try store.roots().map(\.path) == [Array("/again".utf8)])
+    }
+
+    @Test func aHealthyDatabaseIsKept() async throws {
+        let dir = freshDirectory()
+        defer { cleanUp(dir) }
+        try await Store(directory: dir, logger: logger).addRoot(StoredRoot(path: Array("/kept".utf8), ignoreDefaults: true))
+        #expect(try Store.open(directory: dir, logger: logger).roots().map(\.path) == [Array("/kept".utf8)])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).allSatisfy { !$0.contains("corrupt") })
+    }
 }
+

@@ -369,7 +369,7 @@ import SyncBadgeCore
         Self.write(f.root + "/sub/file", "x")
         guard case .success? = f.addRoot() else { Issue.record("addRoot failed"); return }
         run("rm", "-rf", f.root)
-        #expect(f.events.wait { evs in evs.contains { if case .rootVanished(let r) = $0 { r == Self.b(f.root) } else { false } } })
+        #expect(f.events.wait { evs in evs.contains { if case .rootVanished(let r, _) = $0 { r == Self.b(f.root) } else { false } } })
         #expect(f.watcher.watches(of: Self.b(f.root)) == 0)
     }
 

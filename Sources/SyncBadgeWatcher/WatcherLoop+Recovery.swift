@@ -1,0 +1,188 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CInotifyTools
+import Logging
+import SyncBadgeCore
+
+/// When the watcher must look again by itself, because inotify cannot tell it: after queue
+/// overflows (rescans, backed off when they repeat), for roots over the watch limit (periodic
+/// rescans with backoff until every directory is watched again), and for vanished roots (a
+/// check with backoff, besides a watch on the nearest ancestor that sees most returns at once).
+/// Empty while all is well: then the watcher thread blocks with no timeout at all.
+struct RecoveryTimers {
+    enum Reason { case overflow, degraded }
+
+    struct Due {
+        var at: ContinuousClock.Instant
+        var delay: Duration
+    }
+
+    var rescans: [[UInt8]: (due: ContinuousClock.Instant, reason: Reason)] = [:]
+    var returnChecks: [[UInt8]: Due] = [:]
+    /// The wait before a degraded root's next rescan, doubling up to `maxDegradedDelay`.
+    var degradedDelay: [[UInt8]: Duration] = [:]
+    var lastOverflow: ContinuousClock.Instant?
+    var overflowDelay: Duration = .zero
+
+    static let firstDegradedDelay = Duration.seconds(2)
+    static let maxDegradedDelay = Duration.seconds(30)
+    static let firstReturnDelay = Duration.seconds(1)
+    static let maxReturnDelay = Duration.seconds(30)
+    /// Overflows closer together than this count as a storm and back off.
+    static let overflowStormWindow = Duration.seconds(10)
+    static let maxOverflowDelay = Duration.seconds(16)
+
+    var isEmpty: Bool { rescans.isEmpty && returnChecks.isEmpty }
+
+    /// Records an overflow; returns how long to wait before rescanning.
+    mutating func overflowed(now: ContinuousClock.Instant = .now) -> Duration {
+        if let last = lastOverflow, now - last < Self.overflowStormWindow {
+            overflowDelay = min(max(overflowDelay * 2, .seconds(1)), Self.maxOverflowDelay)
+        } else {
+            overflowDelay = .zero
+        }
+        lastOverflow = now
+        return overflowDelay
+    }
+
+    /// An overflow rescan also serves a degraded one, so it wins; the earlier time wins.
+    mutating func schedule(rescanOf path: [UInt8], in delay: Duration, reason: Reason, now: ContinuousClock.Instant = .now) {
+        let due = now + delay
+        if let old = rescans[path] {
+            rescans[path] = (min(old.due, due), old.reason == .overflow || reason == .overflow ? .overflow : .degraded)
+        } else {
+            rescans[path] = (due, reason)
+        }
+    }
+
+    /// Whole seconds until the next due work (libinotifytools' timeout unit), rounded up;
+    /// -1 (block) when there is none.
+    func secondsUntilDue(now: ContinuousClock.Instant = .now) -> Int {
+        let dues = rescans.values.map(\.due) + returnChecks.values.map(\.at)
+        guard let next = dues.min() else { return -1 }
+        let left = next - now
+        if left <= .zero { return 0 }
+        let (seconds, attoseconds) = left.components
+        return Int(seconds) + (attoseconds > 0 ? 1 : 0)
+    }
+}
+
+extension WatcherLoop {
+    func runDueTimers() {
+        guard !timers.isEmpty else { return }
+        let now = ContinuousClock.now
+        let due = timers.rescans.filter { $0.value.due <= now }.sorted { $0.key.lexicographicallyPrecedes($1.key) }
+        for (path, r) in due {
+            timers.rescans.removeValue(forKey: path)
+            guard let scan = rescan(path) else { continue }
+            switch r.reason {
+            case .overflow: emit(.rootRescanned(root: path, scan: scan))
+            case .degraded: emit(.rootRefreshed(root: path, scan: scan))
+            }
+        }
+        if !due.isEmpty { scheduleDegradedRescans() }
+        for (path, check) in timers.returnChecks where check.at <= now {
+            checkReturn(path, delay: check.delay)
+        }
+    }
+
+    /// Every root over the watch limit gets its next rescan; a root no longer over it is said
+    /// to have recovered.
+    func scheduleDegradedRescans() {
+        for (path, wd) in rootWds {
+            if degraded.contains(wd) {
+                guard timers.rescans[path] == nil else { continue }
+                let delay = timers.degradedDelay[path] ?? RecoveryTimers.firstDegradedDelay
+                timers.degradedDelay[path] = min(delay * 2, RecoveryTimers.maxDegradedDelay)
+                timers.schedule(rescanOf: path, in: delay, reason: .degraded)
+            } else if timers.degradedDelay.removeValue(forKey: path) != nil {
+                limitLogged.remove(wd)
+                logger.notice("every directory of the root is watched again", metadata: ["root": "\(PathBytes.display(path))"])
+            }
+        }
+    }
+
+    // MARK: Vanished roots
+
+    func awaitReturn(_ path: [UInt8], delay: Duration = RecoveryTimers.firstReturnDelay) {
+        timers.returnChecks[path] = .init(at: .now + delay, delay: delay)
+        placeSentinel(path)
+    }
+
+    func stopAwaitingReturn(_ path: [UInt8]) {
+        timers.returnChecks.removeValue(forKey: path)
+        dropSentinel(path)
+    }
+
+    /// Watches the nearest existing ancestor of a vanished root for entries appearing in it.
+    /// `IN_MASK_ADD` leaves a watch the tree already holds on that directory as it was.
+    func placeSentinel(_ path: [UInt8]) {
+        var dir = path
+        while dir.count > 1 {
+            dir = PathBytes.parent(dir)
+            let mask = UInt32(IN_CREATE) | UInt32(IN_MOVED_TO) | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF)
+                | sb_IN_ONLYDIR | sb_IN_DONT_FOLLOW | sb_IN_MASK_ADD
+            let wd = dir.withCString { inotify_add_watch(fd, $0, mask) }
+            guard wd >= 0 else { continue }
+            if vanished[path] == wd { return }
+            dropSentinel(path)
+            vanished[path] = wd
+            sentinels[wd, default: []].insert(path)
+            return
+        }
+    }
+
+    func dropSentinel(_ path: [UInt8]) {
+        guard let wd = vanished.removeValue(forKey: path) else { return }
+        sentinels[wd]?.remove(path)
+        guard sentinels[wd]?.isEmpty ?? true else { return }
+        sentinels.removeValue(forKey: wd)
+        // A directory the tree watches keeps its watch.
+        if dirs[wd] == nil { inotify_rm_watch(fd, wd) }
+    }
+
+    /// Something appeared in (or happened to) an ancestor of a vanished root: check it now.
+    func sentinelEvent(_ e: RawEvent) {
+        guard let roots = sentinels[e.wd] else { return }
+        if e.mask & sb_IN_IGNORED != 0 {
+            sentinels.removeValue(forKey: e.wd)
+            for r in roots where vanished[r] == e.wd { vanished.removeValue(forKey: r) }
+        }
+        for r in roots {
+            timers.returnChecks[r] = .init(at: .now, delay: RecoveryTimers.firstReturnDelay)
+        }
+    }
+
+    func checkReturn(_ path: [UInt8], delay: Duration) {
+        let isDir = FileStat.lstat(path)?.0 == .dir
+        // A root that was a mount point is back when something is mounted there again, not
+        // when its empty mount point shows.
+        let back = isDir && (!mountPointRoots.contains(path) || Self.isMountPoint(path))
+        let next = min(delay * 2, RecoveryTimers.maxReturnDelay)
+        guard back else {
+            awaitReturn(path, delay: next)
+            return
+        }
+        stopAwaitingReturn(path)
+        lastWatchError = 0
+        let (wd, scan) = watchAndScan(path, parent: -1, name: path, root: nil, identities: true)
+        guard let wd else {
+            logger.warning("root is back but cannot be watched", metadata: ["root": "\(PathBytes.display(path))", "error": "\(Self.watchFailure(lastWatchError))"])
+            awaitReturn(path, delay: next)
+            return
+        }
+        rootWds[path] = wd
+        updateCounts()
+        logger.notice("root is back: watching it again", metadata: ["root": "\(PathBytes.display(path))", "entries": "\(scan.count)"])
+        emit(.rootRefreshed(root: path, scan: rootScan(path, scan: scan, wd: wd)))
+        scheduleDegradedRescans()
+    }
+
+    static func isMountPoint(_ path: [UInt8]) -> Bool {
+        var st = stat(), parent = stat()
+        guard path.withCString({ lstat($0, &st) }) == 0 else { return false }
+        guard PathBytes.parent(path).withCString({ lstat($0, &parent) }) == 0 else { return true }
+        return st.st_dev != parent.st_dev || st.st_ino == parent.st_ino
+    }
+}
