@@ -46,6 +46,12 @@ demo: build
 # `syncbadge status` starts fast.
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
+	# A product SwiftPM thought up to date may still be linked against the shared runtime.
+	for tool in syncbadge syncbadged; do \
+	  bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/$$tool"; \
+	  if ldd "$$bin" | grep -q libswiftCore; then rm -f "$$bin" && $(SWIFT) build $(RELEASE_FLAGS) --product $$tool; fi; \
+	  if ldd "$$bin" | grep -q libswiftCore; then echo "$$bin still needs the shared Swift runtime" >&2; exit 1; fi; \
+	done
 	# swift-argument-parser's manual generator, run on our own release binaries (its plugin
 	# would build them a second time).
 	$(SWIFT) build $(RELEASE_FLAGS) --product generate-manual
@@ -59,8 +65,9 @@ install: release
 	install -d $(BIN) $(SHARE)/syncbadge/badges $(SHARE)/syncbadge/prompt $(SHARE)/syncbadge/ranger \
 	  $(SHARE)/syncbadge/providers $(UNITS) $(SHARE)/man/man1 \
 	  $(SHARE)/bash-completion/completions $(SHARE)/zsh/site-functions $(SHARE)/fish/vendor_completions.d
-	install -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadged $(BIN)/syncbadged
-	install -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadge $(BIN)/syncbadge
+	# Stripped: the debug information is most of a static binary's size.
+	install -s -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadged $(BIN)/syncbadged
+	install -s -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadge $(BIN)/syncbadge
 	install -m 644 Badges/badges.tsv Badges/*.svg $(SHARE)/syncbadge/badges/
 	install -m 644 Examples/prompt/syncbadge.* $(SHARE)/syncbadge/prompt/
 	install -m 644 Examples/ranger/syncbadge.py $(SHARE)/syncbadge/ranger/

@@ -14,6 +14,7 @@ struct Bridge: ParsableCommand {
     @OptionGroup var connection: ConnectionOptions
 
     func run() throws {
+        CLI.unblockSignals()
         signal(SIGPIPE, SIG_IGN)
         let c = try connection.connect(hello: false)
         c.relay(input: STDIN_FILENO, output: STDOUT_FILENO)

@@ -33,6 +33,18 @@ struct ConnectionOptions: ParsableArguments {
             return try Connection(socketPath: path)
         }
     }
+
+    /// After the daemon went away (a restart, an upgrade): waits until it answers again,
+    /// retrying with backoff. It does not start one: a daemon stopped on purpose stays stopped
+    /// until its manager (or the user) starts it.
+    func reconnect(role: String = "viewer", name: String = "syncbadge-cli") -> Connection {
+        var delay = 0.05
+        while true {
+            if let c = try? Connection(socketPath: socketPath, role: role, name: name) { return c }
+            usleep(useconds_t(delay * 1_000_000))
+            delay = min(delay * 2, 1)
+        }
+    }
 }
 
 enum CLI {
@@ -42,6 +54,14 @@ enum CLI {
     static func fail(_ message: String, code: Int32 = 1) -> Never {
         FileHandle.standardError.write(Data("syncbadge: \(message)\n".utf8))
         exit(code)
+    }
+
+    /// Long-running commands: a parent may have blocked signals (test runners, some shells'
+    /// job control do), and Ctrl-C or SIGTERM must still stop them.
+    static func unblockSignals() {
+        var none = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, nil)
     }
 
     static var cwd: [UInt8] { Array(FileManager.default.currentDirectoryPath.utf8) }

@@ -68,7 +68,7 @@ struct Changes: ParsableCommand {
             Prints one path per line (with -z: NUL-terminated and unescaped, safe for any file \
             name). Deleted paths are listed too: their tombstones stay until `syncbadge set synced` \
             reports the deletion. With --follow, each later change is printed as it happens, and \
-            if the daemon had to drop some, the full list is printed again.
+            if the daemon had to drop some, or restarted, the full list is printed again.
             """)
 
     @OptionGroup var connection: ConnectionOptions
@@ -79,15 +79,25 @@ struct Changes: ParsableCommand {
 
     func run() throws {
         let path = CLI.absolute(root)
-        let c = try connection.connect(role: "provider")
-        // Subscribe first so that nothing between the listing and the feed is missed.
-        if follow { _ = CLI.run(path) { try c.request("SUBSCRIBE-CHANGES", [.path(path)]) } }
-        listAll(c, path)
-        guard follow else { return }
+        var c = try connection.connect(role: "provider")
+        guard follow else { return listAll(c, path) }
+        CLI.unblockSignals()
+        // When the daemon restarts, subscribe again and list everything again: what changed
+        // while it was away is in that list.
         while true {
-            guard let m = try? c.nextPush(timeout: nil) else {
-                CLI.fail(c.closedReason.map { "the daemon closed the connection (\($0))" } ?? "the daemon closed the connection")
-            }
+            stream(c, path)
+            FileHandle.standardError.write(Data("syncbadge: the daemon went away; waiting for it to come back\n".utf8))
+            c = connection.reconnect(role: "provider")
+        }
+    }
+
+    /// Lists, then prints each change pushed, until the daemon goes away.
+    func stream(_ c: Connection, _ path: [UInt8]) {
+        // Subscribe first so that nothing between the listing and the feed is missed.
+        _ = CLI.run(path) { try c.request("SUBSCRIBE-CHANGES", [.path(path)]) }
+        listAll(c, path)
+        while true {
+            guard let m = try? c.nextPush(timeout: nil) else { return }
             switch m.kind {
             case "CHANGED":
                 guard let p = m.fields.first?.bytes else { continue }
@@ -101,7 +111,7 @@ struct Changes: ParsableCommand {
             case "RESET-CHANGES":
                 listAll(c, path)
             case "BYE":
-                CLI.fail("the daemon said goodbye (\(m.fields.first?.string ?? ""))", code: 0)
+                return
             default:
                 continue
             }

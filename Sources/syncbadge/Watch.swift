@@ -17,7 +17,8 @@ struct Watch: ParsableCommand {
         discussion: """
             On a terminal the view redraws in place (a summary line, then one line per entry, with \
             a progress bar for what is syncing) and follows the terminal's size; otherwise every \
-            change is printed as a line. Ctrl-C stops.
+            change is printed as a line. When the daemon restarts, the view waits for it and \
+            carries on. Ctrl-C stops.
             """)
 
     @OptionGroup var connection: ConnectionOptions
@@ -25,16 +26,31 @@ struct Watch: ParsableCommand {
     @Flag(help: "Print each change as a JSON line instead of drawing a view.") var json = false
 
     func run() throws {
+        CLI.unblockSignals()
         let path = CLI.absolute(dir)
-        let c = try connection.connect()
+        let live = isatty(STDOUT_FILENO) == 1 && !json
+        if live { signal(SIGWINCH) { _ in resized.store(true, ordering: .relaxed) } }
+        var c = try connection.connect()
+        // A daemon restart ends one session; the view waits for the next and carries on.
+        while follow(c, path, live) {
+            if live {
+                FileHandle.standardOutput.write(Data("\u{1B}[H\(PathBytes.display(path))  (the daemon went away; waiting for it to come back)\u{1B}[K\n\u{1B}[J".utf8))
+            } else if !json {
+                printLine("the daemon went away; waiting for it to come back")
+            }
+            c = connection.reconnect()
+        }
+    }
+
+    /// Observes `path` and shows what is pushed, until the watched directory is gone (false)
+    /// or the daemon goes away (true).
+    func follow(_ c: Connection, _ path: [UInt8], _ live: Bool) -> Bool {
         let style = Style(badgeLines: CLI.run(nil) { try c.request("BADGES") }.data)
         let listing = CLI.run(path) { try c.request("OBSERVE", [.path(path)]) }
         var entries: [[UInt8]: Item] = [:]
         for i in listing.data.compactMap(Item.init) { entries[i.name] = i }
         var me = CLI.run(path) { try c.request("STATUS", [.path(path)]) }.data.compactMap(Item.init).first
-        let live = isatty(STDOUT_FILENO) == 1 && !json
         if live {
-            signal(SIGWINCH) { _ in resized.store(true, ordering: .relaxed) }
             draw(path, me, entries, style)
         } else if !json {
             printLine("watching \(PathBytes.display(path)) (\(entries.count) entries)")
@@ -45,7 +61,7 @@ struct Watch: ParsableCommand {
                 // Live: wake up for SIGWINCH too (it interrupts the wait); otherwise block.
                 push = try c.nextPush(timeout: live ? 3600 : nil, interruptible: live)
             } catch {
-                CLI.fail("\(error)", code: error as? ClientError == .closed("shutdown") ? 0 : 1)
+                return true
             }
             guard let m = push else {
                 if resized.exchange(false, ordering: .relaxed) { draw(path, me, entries, style) }
@@ -60,16 +76,17 @@ struct Watch: ParsableCommand {
                 guard let p = m.fields.first?.bytes else { continue }
                 if p == path {
                     if !live { printLine("gone \(PathBytes.display(p))") }
-                    return
+                    return false
                 }
                 entries.removeValue(forKey: Array(PathBytes.lastComponent(p)))
                 if json { printLine("{\(JSON.path(p)),\"gone\":true}") } else if !live { printLine("gone \(PathBytes.display(p))") }
             case "RESET":
                 entries.removeAll()
-                for i in CLI.run(path) { try c.request("LIST", [.path(path)]) }.data.compactMap(Item.init) { entries[i.name] = i }
+                let listing = CLI.run(path) { try c.request("LIST", [.path(path)]) }
+                for i in listing.data.compactMap(Item.init) { entries[i.name] = i }
             case "BYE":
-                if !live { printLine("daemon said goodbye (\(m.fields.first?.string ?? ""))") }
-                return
+                if !live && !json { printLine("daemon said goodbye (\(m.fields.first?.string ?? ""))") }
+                return true
             default:
                 continue
             }

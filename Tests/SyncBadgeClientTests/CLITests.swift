@@ -84,10 +84,38 @@ import SyncBadgeClient
         #expect(out.wait(for: "watching \(root)"))
         try touchFile(root + "/hello.txt")
         #expect(out.wait(for: "pending  \(root)/hello.txt"))
-        d.stop()
-        #expect(out.wait(for: "daemon said goodbye"))
+        // A restart in the middle: the watch waits for the daemon and carries on by itself.
+        try d.restart()
+        #expect(out.wait(for: "waiting for it to come back"))
+        #expect(out.wait(for: "watching \(root) (1 entries)"))
+        try touchFile(root + "/after-restart.txt")
+        #expect(out.wait(for: "pending  \(root)/after-restart.txt"))
+        p.terminate()
         p.waitUntilExit()
-        #expect(p.terminationStatus == 0)
+    }
+
+    @Test func changesFollowCarriesOnAcrossARestart() throws {
+        let d = try DaemonHarness()
+        let root = try d.addRoot(files: ["before.txt"])
+        let p = Process()
+        p.executableURL = Products.cli
+        p.arguments = ["changes", root, "--follow", "--socket", d.socket]
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        try p.run()
+        try? pipe.fileHandleForWriting.close()
+        let out = OutputWatcher(pipe.fileHandleForReading)
+        try touchFile(root + "/one.txt")
+        #expect(out.wait(for: "\(root)/one.txt\n"))
+        d.stop()
+        // Changed while no daemon ran: found by the rescan at start and listed again.
+        try touchFile(root + "/offline.txt")
+        try d.start()
+        #expect(out.wait(for: "\(root)/offline.txt\n"))
+        try touchFile(root + "/two.txt")
+        #expect(out.wait(for: "\(root)/two.txt\n"))
+        p.terminate()
+        p.waitUntilExit()
     }
 
     /// The daemons running on a socket, by their command lines.
