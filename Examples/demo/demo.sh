@@ -103,7 +103,9 @@ if [ -t 1 ]; then
   sb watch "$demo" || true
 else
   # Every push for the demo folder, as a plain line, between the story's steps.
-  sb watch "$demo" | sed -u 's/^/  watch: /' &
+  # (Process substitution: $! is the watch itself, which cleanup must stop; it would
+  # otherwise wait for the daemon to come back.)
+  ( exec "$bin/syncbadge" watch "$demo" --no-spawn ) > >(sed -u 's/^/  watch: /') &
   pids+=($!)
   sleep 0.3
   start_engine 0

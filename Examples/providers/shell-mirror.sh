@@ -12,7 +12,9 @@ gen=$(syncbadge status --json "$root" | json_gen)
 cp -a "$root/." "$dest/" && syncbadge set synced "$root" --recursive --gen "$gen"
 
 # Every pending path now, then each change as it happens, NUL-terminated (any file name works).
-syncbadge changes --follow -z "$root" | while IFS= read -r -d '' path; do
+# (Fed by process substitution, not a pipe, so the loop runs in this shell: whoever stops the
+# engine stops this process, and the feed then finds its reader gone and exits too.)
+while IFS= read -r -d '' path; do
   rel=${path#"$root"}; rel=${rel#/}
   # The generation we are about to sync: if the file changes meanwhile, our report is stale
   # (exit 2) and the file stays pending; the feed reports it again.
@@ -33,4 +35,4 @@ syncbadge changes --follow -z "$root" | while IFS= read -r -d '' path; do
   else                                         # a tombstone: the deletion is synced once mirrored
     rm -rf "${dest:?}/$rel" && syncbadge set synced "$path" --gen "$gen"
   fi
-done
+done < <(syncbadge changes --follow -z "$root")

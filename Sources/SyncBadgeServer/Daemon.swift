@@ -5,7 +5,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
-import ServiceLifecycle
+import Synchronization
 import SyncBadgeCore
 import SyncBadgeStore
 import SyncBadgeWatcher
@@ -39,12 +39,13 @@ public enum DaemonError: Error, CustomStringConvertible {
     }
 }
 
-/// `syncbadged` as a service: the socket server, the watcher and the store, until a graceful
-/// shutdown says goodbye to every client.
-public final class Daemon: Service {
+/// `syncbadged`: the socket server, the watcher and the store, until asked to stop; then it
+/// says goodbye to every client.
+public final class Daemon {
     let config: DaemonConfig
     let logger: Logger
     let group: MultiThreadedEventLoopGroup
+    let storeThread: NIOThreadPool
     let engine: NIOLoopBound<Engine>
     let watcher: Watcher
     /// Held for the daemon's lifetime (see `SocketDirectory.lock`).
@@ -65,21 +66,33 @@ public final class Daemon: Service {
         let store = try Store.open(directory: config.stateDirectory, logger: logger)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.group = group
+        let storeThread = NIOThreadPool(numberOfThreads: 1)
+        storeThread.start()
+        self.storeThread = storeThread
         let loop = group.next()
         let statePath = Array(PathBytes.absolute(Array(config.stateDirectory.utf8), cwd: Array(FileManager.default.currentDirectoryPath.utf8)))
         let engine = try loop.submit {
-            NIOLoopBound(try Engine(loop: loop, store: store, badges: badges, privatePaths: [statePath], logger: logger), eventLoop: loop)
+            NIOLoopBound(try Engine(loop: loop, store: store, storeThread: storeThread, badges: badges, privatePaths: [statePath], logger: logger), eventLoop: loop)
         }.wait()
         self.engine = engine
         // Before any socket: libinotifytools selects on its descriptor, which must stay below 1024.
+        let inbox = EventInbox()
         self.watcher = try Watcher(controlDirectory: Array(config.stateDirectory.utf8), logger: logger) { events in
-            engine.eventLoop.execute { engine.value.apply(events) }
+            if inbox.post(events) { engine.eventLoop.execute { Self.drain(inbox, into: engine) } }
         }
         let watcher = self.watcher
         try loop.submit {
             engine.value.watcher = watcher
             try engine.value.loadStoredRoots()
         }.wait()
+    }
+
+    /// Applies a slice of the watcher's backlog, then yields to the sockets before the next:
+    /// in an event storm, requests are still answered between slices.
+    static func drain(_ inbox: EventInbox, into engine: NIOLoopBound<Engine>) {
+        let (events, more) = inbox.take(max: EventInbox.slice)
+        engine.value.apply(events)
+        if more { engine.eventLoop.execute { drain(inbox, into: engine) } }
     }
 
     static func loadBadges(_ dir: String) throws -> [Badge] {
@@ -95,7 +108,12 @@ public final class Daemon: Service {
         }
     }
 
-    public func run() async throws {
+    /// Serves until `waitForStop` returns, then says goodbye to every client and stops.
+    ///
+    /// No Swift Concurrency here or anywhere in the daemon: on Linux its executor is
+    /// libdispatch's worker pool, which arms a monitor timer that wakes the process every second
+    /// for good once a worker thread exists, and an idle daemon must not wake at all.
+    public func run(waitForStop: () -> Void) throws {
         let engine = self.engine
         let uid = getuid()
         let bootstrap = ServerBootstrap(group: group)
@@ -105,42 +123,59 @@ public final class Daemon: Service {
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .childChannelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 256 * 1024, high: Session.outputHighWater))
             .childChannelInitializer { channel in
-                Self.peerCredentials(channel).flatMap { cred in
+                Self.peerCredentials(channel).flatMapThrowing { cred in
                     guard let cred, cred.uid == uid else {
-                        var bye = channel.allocator.buffer(capacity: 16)
-                        bye.writeString("* BYE forbidden\n")
-                        return channel.writeAndFlush(bye).flatMap { channel.close() }
+                        // Said once the channel is active: a write from here would be lost.
+                        try channel.pipeline.syncOperations.addHandler(Refuse())
+                        return
                     }
-                    return channel.eventLoop.makeCompletedFuture {
-                        let e = engine.value
-                        let session = Session(engine: e, id: e.makeSessionID(), peerPID: cred.pid, allocator: channel.allocator)
-                        try channel.pipeline.syncOperations.addHandlers([
-                            ByteToMessageHandler(LineFrameDecoder()), session,
-                        ])
-                    }
+                    let e = engine.value
+                    let session = Session(engine: e, id: e.makeSessionID(), peerPID: cred.pid, allocator: channel.allocator)
+                    try channel.pipeline.syncOperations.addHandlers([
+                        ByteToMessageHandler(LineFrameDecoder()), session,
+                    ])
                 }
             }
         let server: Channel
         if let fd = config.inheritedSocket {
-            server = try await bootstrap.withBoundSocket(fd).get()
+            server = try bootstrap.withBoundSocket(fd).wait()
             logger.info("serving the inherited socket", metadata: ["fd": "\(fd)"])
         } else {
-            server = try await bootstrap.bind(unixDomainSocketPath: config.socketPath, cleanupExistingSocketFile: true).get()
+            server = try bootstrap.bind(unixDomainSocketPath: config.socketPath, cleanupExistingSocketFile: true).wait()
             chmod(config.socketPath, 0o600)
             logger.info("listening", metadata: ["socket": "\(config.socketPath)"])
         }
 
-        try? await gracefulShutdown()
+        waitForStop()
 
         logger.info("shutting down")
-        try await engine.eventLoop.submit { engine.value.shutdown() }.get()
-        try? await server.close()
+        // No new connections first: a client told goodbye that reconnects at once must reach
+        // the next daemon, not this one on its way out.
+        try? server.close().wait()
+        try engine.eventLoop.submit { engine.value.shutdown() }.wait()
         watcher.shutdown()
         if config.inheritedSocket == nil {
             unlink(config.socketPath)
             close(lockDescriptor)
         }
-        try await group.shutdownGracefully()
+        // The commit under way finishes (its answer still reaches the loop); no new one starts.
+        try storeThread.syncShutdownGracefully()
+        try group.syncShutdownGracefully()
+    }
+
+    /// A peer of another user: told so, then closed.
+    final class Refuse: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+
+        func channelActive(context: ChannelHandlerContext) {
+            var bye = context.channel.allocator.buffer(capacity: 16)
+            bye.writeString("* BYE forbidden\n")
+            let channel = context.channel
+            context.writeAndFlush(NIOAny(bye)).whenComplete { _ in channel.close(promise: nil) }
+        }
+
+        /// Nothing it sends is read.
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
     }
 
     /// `struct ucred`, which Glibc's Swift module hides behind `_GNU_SOURCE`: same layout.
@@ -158,5 +193,34 @@ public final class Daemon: Service {
         let future: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
             level: NIOBSDSocket.OptionLevel(rawValue: SOL_SOCKET), name: NIOBSDSocket.Option(rawValue: SO_PEERCRED))
         return future.map { Optional($0) }.recover { _ -> PeerCredentials? in nil }
+    }
+}
+
+/// Watcher events waiting for the event loop, in order. One drain task is scheduled at a
+/// time however many batches arrive, so a storm never floods the loop's task queue.
+final class EventInbox: Sendable {
+    static let slice = 2048
+    private let state = Mutex<(events: CircularBuffer<FileEvent>, scheduled: Bool)>((CircularBuffer<FileEvent>(initialCapacity: 1024), false))
+
+    /// Queues events; true when the caller must schedule a drain.
+    func post(_ events: [FileEvent]) -> Bool {
+        state.withLock { s in
+            s.events.append(contentsOf: events)
+            if s.scheduled { return false }
+            s.scheduled = true
+            return true
+        }
+    }
+
+    /// Up to `max` events, oldest first; `more` when a further drain is due.
+    func take(max: Int) -> (events: [FileEvent], more: Bool) {
+        state.withLock { s in
+            let n = min(max, s.events.count)
+            var out: [FileEvent] = []
+            out.reserveCapacity(n)
+            for _ in 0..<n { out.append(s.events.removeFirst()) }
+            if s.events.isEmpty { s.scheduled = false }
+            return (out, s.scheduled)
+        }
     }
 }

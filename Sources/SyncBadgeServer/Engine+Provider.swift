@@ -31,16 +31,27 @@ extension Engine {
 
     /// The barrier came back: apply the `SET`s in order, commit once, then answer.
     func barrierReached(_ token: UInt64) {
+        if !settling.isEmpty { settling = settling.filter { $0.value > token } }
         guard token == barrierOutstanding else { return }
         barrierOutstanding = nil
         let groups = setsAtBarrier
         setsAtBarrier = []
         var answers: [(Session, [(tag: String, line: WireLine, ok: Bool)])] = []
+        var stated: [[UInt8]] = []
         for (s, reqs) in groups {
             answers.append((s, reqs.map { req in
-                let (line, ok) = applySet(req)
+                let (line, ok) = applySet(req, stated: &stated)
                 return (req.tag, line, ok)
             }))
+        }
+        if !stated.isEmpty, let watcher {
+            // A write that landed between the barrier and the stat is already in the identity
+            // just recorded, while its event is still queued: until one more barrier comes
+            // back, any event for these files makes them pending, whatever their identity.
+            let settled = nextToken
+            nextToken += 1
+            for p in stated { if let id = tree.find(p) { settling[id] = settled } }
+            watcher.barrier(token: settled)
         }
         scheduleCommit { result in
             for (s, lines) in answers where s.isActive {
@@ -59,7 +70,7 @@ extension Engine {
     }
 
     /// Applies one `SET`; its answer line, and whether it is an `OK`.
-    func applySet(_ req: WireRequest) -> (WireLine, Bool) {
+    func applySet(_ req: WireRequest, stated: inout [[UInt8]]) -> (WireLine, Bool) {
         func fail(_ code: String, _ message: [UInt8]) -> (WireLine, Bool) {
             var l = WireLine(req.tag)
             l.word("ERR")
@@ -89,7 +100,10 @@ extension Engine {
         }
         set.recursive = req.option("recursive") == "1"
         var line = WireLine(req.tag)
-        switch tree.set(path, set, identify: { FileStat.lstat($0)?.identity }) {
+        switch tree.set(path, set, identify: { p in
+            stated.append(p)
+            return FileStat.lstat(p)?.identity
+        }) {
         case .notFound:
             return fail("not-found", path)
         case .stale(let gen):
@@ -119,8 +133,8 @@ extension Engine {
         commitInFlight = true
         if !batches.isEmpty { commits += 1 }
         let store = self.store
-        loop.makeFutureWithTask {
-            if !batches.isEmpty { try await store.commit(batches) }
+        storeWork {
+            if !batches.isEmpty { try store.commit(batches) }
         }.assumeIsolated().whenComplete { result in
             self.commitInFlight = false
             switch result {

@@ -265,8 +265,8 @@ extension Engine {
             let stored = StoredRoot(path: path, ignoreDefaults: roots[i].ignoreDefaults)
             let store = self.store
             // The root row first; its entries follow with the next group commit.
-            loop.makeFutureWithTask {
-                try await store.addRoot(stored)
+            storeWork {
+                try store.addRoot(stored)
             }.assumeIsolated().whenComplete { result in
                 self.scheduleCommit()
                 self.pushRoot(path)
@@ -294,7 +294,7 @@ extension Engine {
                 _ = tree.drainChanges()
                 // A group commit may have stored the empty root meanwhile.
                 let store = self.store
-                loop.makeFutureWithTask { try await store.removeRoot(path) }.whenComplete { _ in }
+                storeWork { try store.removeRoot(path) }.whenComplete { _ in }
                 roots.remove(at: i)
                 pushRootRemoved(path)
                 if let s = pending.session, s.isActive {
@@ -332,8 +332,8 @@ extension Engine {
         pushRootRemoved(p)
         flushDirty()
         let store = self.store
-        loop.makeFutureWithTask {
-            try await store.removeRoot(p)
+        storeWork {
+            try store.removeRoot(p)
         }.assumeIsolated().whenComplete { result in
             guard s.isActive else { return }
             switch result {

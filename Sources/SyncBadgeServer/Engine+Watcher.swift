@@ -70,9 +70,12 @@ extension Engine {
     /// A create, write or attribute change. A synced file is stat'ed so that an unchanged
     /// identity (the provider's own write, or metadata noise) changes nothing.
     func localChange(_ path: [UInt8], kind: EntryKind, what: String, subtree: ScanTree? = nil) {
-        let before = tree.find(path).map { tree.record($0) }
-        // Only a synced entry with a recorded identity needs the file's current one.
-        let identity = before?.state == .synced && before?.syncedIdentity != nil ? FileStat.lstat(path)?.identity : nil
+        let id = tree.find(path)
+        let before = id.map { tree.record($0) }
+        // Only a synced entry with a recorded identity needs the file's current one; one still
+        // settling changes whatever its identity says.
+        let settled = id.map { settling[$0] == nil } ?? true
+        let identity = before?.state == .synced && before?.syncedIdentity != nil && settled ? FileStat.lstat(path)?.identity : nil
         tree.localChange(path, kind: kind, identity: identity, subtree: subtree)
         guard let after = gen(of: path), after != before?.gen else { return }
         let created = before == nil || before?.kind == .gone

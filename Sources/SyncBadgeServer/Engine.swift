@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Logging
 import NIOCore
+import NIOPosix
 import SyncBadgeCore
 import SyncBadgeStore
 import SyncBadgeWatcher
@@ -38,6 +39,8 @@ final class Engine {
     let loop: EventLoop
     let logger: Logger
     let store: Store
+    /// The one thread that writes to the store.
+    let storeThread: NIOThreadPool
     var badges: [Badge]
     let epoch: String
     /// Paths the daemon writes itself (its state directory): ignored inside any root.
@@ -60,6 +63,9 @@ final class Engine {
     var setsWaiting: [(Session, [WireRequest])] = []
     var setsAtBarrier: [(Session, [WireRequest])] = []
     var barrierOutstanding: UInt64?
+    /// Files just set `synced` → the barrier that ends their settling window (see
+    /// `barrierReached`).
+    var settling: [StateTree.NodeID: UInt64] = [:]
     /// Group commit: one store transaction in flight; callbacks for the next one.
     var commitInFlight = false
     var nextCommitWaiters: [(Result<Void, Error>) -> Void] = []
@@ -70,14 +76,20 @@ final class Engine {
     var commitRetry: Scheduled<Void>?
     var commitRetryDelay = Engine.firstCommitRetry
 
-    init(loop: EventLoop, store: Store, badges: [Badge], privatePaths: [[UInt8]], logger: Logger) throws {
+    init(loop: EventLoop, store: Store, storeThread: NIOThreadPool, badges: [Badge], privatePaths: [[UInt8]], logger: Logger) throws {
         self.loop = loop
         self.store = store
+        self.storeThread = storeThread
         self.badges = badges
         self.privatePaths = privatePaths
         self.logger = logger
         self.epoch = String(UInt32.random(in: 0...UInt32.max), radix: 16).leftPadded(to: 8)
         self.tree = StateTree(lastGen: try store.lastGen())
+    }
+
+    /// Runs store I/O on the store thread; the result comes back on the event loop.
+    func storeWork<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
+        storeThread.runIfActive(eventLoop: loop, body)
     }
 
     func makeSessionID() -> Int {

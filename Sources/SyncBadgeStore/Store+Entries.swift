@@ -5,14 +5,14 @@ import SyncBadgeCore
 /// Per-path states: written in batches (group commit), read back at start.
 extension Store {
     /// Writes a batch in one transaction: one fsync however many entries it holds.
-    public func commit(_ changes: StoreChanges) async throws {
-        try await commit([changes])
+    public func commit(_ changes: StoreChanges) throws {
+        try commit([changes])
     }
 
     /// Writes batches in order, all in one transaction: batches that failed before (a full
     /// disk) are retried together with the newer ones, and nothing lands half-way.
-    public func commit(_ batches: [StoreChanges]) async throws {
-        try await db.write { db in
+    public func commit(_ batches: [StoreChanges]) throws {
+        try db.write { db in
             for changes in batches { try Self.write(changes, db) }
         }
     }

@@ -16,7 +16,9 @@ public struct StoredRoot: Sendable, Equatable {
 }
 
 /// Durable state in SQLite through GRDB: roots now, per-path states next (the `entry` table is
-/// laid out for them). Writes go through GRDB's serial writer queue, never the event loop.
+/// laid out for them). Every call is synchronous: the daemon makes them on its own store thread,
+/// never the event loop. (GRDB's async API would run them on libdispatch's worker pool, whose
+/// monitor timer then wakes the process every second for good.)
 public final class Store: Sendable {
     let db: DatabaseQueue
     let logger: Logger
@@ -111,16 +113,16 @@ public final class Store: Sendable {
         }
     }
 
-    public func addRoot(_ root: StoredRoot) async throws {
-        try await db.write { db in
+    public func addRoot(_ root: StoredRoot) throws {
+        try db.write { db in
             try db.execute(
                 sql: "INSERT INTO root (path, ignoreDefaults, addedAt) VALUES (?, ?, ?) ON CONFLICT(path) DO UPDATE SET ignoreDefaults = excluded.ignoreDefaults",
                 arguments: [Data(root.path), root.ignoreDefaults, Date()])
         }
     }
 
-    public func removeRoot(_ path: [UInt8]) async throws {
-        try await db.write { db in
+    public func removeRoot(_ path: [UInt8]) throws {
+        try db.write { db in
             try db.execute(sql: "DELETE FROM root WHERE path = ?", arguments: [Data(path)])
         }
     }
@@ -132,8 +134,8 @@ public final class Store: Sendable {
         }
     }
 
-    public func saveLastGen(_ gen: UInt64) async throws {
-        try await db.write { db in
+    public func saveLastGen(_ gen: UInt64) throws {
+        try db.write { db in
             try db.execute(
                 sql: "INSERT INTO meta (key, value) VALUES ('lastGen', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 arguments: [Int64(bitPattern: gen)])

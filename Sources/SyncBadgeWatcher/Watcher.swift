@@ -19,6 +19,8 @@ public final class Watcher: Sendable {
         case addRoot(path: [UInt8], token: UInt64, identities: Bool)
         case removeRoot(path: [UInt8])
         case barrier(token: UInt64)
+        /// The mount table changed: roots may have been unmounted or mounted again.
+        case mountsChanged
         case shutdown
     }
 
@@ -28,6 +30,8 @@ public final class Watcher: Sendable {
     let finished = DispatchSemaphore(value: 0)
     let stopped = Mutex<Bool>(false)
     let eventCount = Atomic<Int>(0)
+    /// Writing end of the pipe that stops the mount-table thread.
+    let mountStop = Mutex<Int32?>(nil)
 
     /// Creates the watcher and starts its thread. The thread initialises libinotifytools
     /// before this returns, so call it before opening sockets: the library uses `select`,
@@ -56,6 +60,41 @@ public final class Watcher: Sendable {
         t.start()
         readySignal.wait()
         if case .failure(let e) = ready.withLock({ $0! }) { throw e }
+        startMountWatch()
+    }
+
+    /// Mounts and unmounts make no inotify event on the paths they cover, but the kernel flags
+    /// `/proc/self/mountinfo` (POLLPRI) when the mount table changes: a thread blocked in
+    /// `poll` on it costs nothing until then.
+    func startMountWatch() {
+        let fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        var pipeFds: [Int32] = [0, 0]
+        guard pipe(&pipeFds) == 0 else {
+            close(fd)
+            return
+        }
+        for p in pipeFds { _ = fcntl(p, F_SETFD, FD_CLOEXEC) }
+        mountStop.withLock { $0 = pipeFds[1] }
+        let stopRead = pipeFds[0]
+        let t = Thread { [self] in
+            var fds = [pollfd(fd: fd, events: Int16(POLLPRI), revents: 0), pollfd(fd: stopRead, events: Int16(POLLIN), revents: 0)]
+            while true {
+                guard poll(&fds, 2, -1) >= 0 || errno == EINTR else { break }
+                if fds[1].revents != 0 { break }
+                if fds[0].revents & Int16(POLLPRI | POLLERR) != 0 {
+                    // Re-arm: the flag clears once the file is read from the start again.
+                    var buf = [UInt8](repeating: 0, count: 4096)
+                    lseek(fd, 0, SEEK_SET)
+                    while read(fd, &buf, buf.count) > 0 {}
+                    send(.mountsChanged)
+                }
+            }
+            close(fd)
+            close(stopRead)
+        }
+        t.name = "syncbadge-mounts"
+        t.start()
     }
 
     /// Starts watching a root; the answer comes as `.rootAdded(token:)`.
@@ -76,6 +115,11 @@ public final class Watcher: Sendable {
         }
         if already { return }
         send(.shutdown)
+        if let w = mountStop.withLock({ $0 }) {
+            var one: UInt8 = 1
+            _ = write(w, &one, 1)
+            close(w)
+        }
         // Bounded: if the control file was deleted under us the wake-up may be lost, and a
         // daemon asked to stop must stop all the same.
         _ = finished.wait(timeout: .now() + 2)

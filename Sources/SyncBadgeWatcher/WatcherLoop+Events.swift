@@ -226,8 +226,11 @@ extension WatcherLoop {
                 timers.rescans.removeValue(forKey: path)
                 stopAwaitingReturn(path)
                 mountPointRoots.remove(path)
+                rootIdentity.removeValue(forKey: path)
             case .barrier(let token):
                 barriers.append(token)
+            case .mountsChanged:
+                mountsChanged()
             case .shutdown:
                 running = false
             }
@@ -252,6 +255,7 @@ extension WatcherLoop {
         let (wd, scan) = watchAndScan(path, parent: -1, name: path, root: nil, identities: identities)
         guard let wd else { return .failure(.failed(Self.watchFailure(lastWatchError))) }
         rootWds[path] = wd
+        rootIdentity[path] = Self.directoryIdentity(path)
         if Self.isMountPoint(path) { mountPointRoots.insert(path) }
         updateCounts()
         scheduleDegradedRescans()

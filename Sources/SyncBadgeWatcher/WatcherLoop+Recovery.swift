@@ -10,6 +10,11 @@ import SyncBadgeCore
 /// rescans with backoff until every directory is watched again), and for vanished roots (a
 /// check with backoff, besides a watch on the nearest ancestor that sees most returns at once).
 /// Empty while all is well: then the watcher thread blocks with no timeout at all.
+struct DirectoryIdentity: Equatable {
+    var device: UInt64
+    var inode: UInt64
+}
+
 struct RecoveryTimers {
     enum Reason { case overflow, degraded }
 
@@ -173,10 +178,29 @@ extension WatcherLoop {
             return
         }
         rootWds[path] = wd
+        rootIdentity[path] = Self.directoryIdentity(path)
         updateCounts()
         logger.notice("root is back: watching it again", metadata: ["root": "\(PathBytes.display(path))", "entries": "\(scan.count)"])
         emit(.rootRefreshed(root: path, scan: rootScan(path, scan: scan, wd: wd)))
         scheduleDegradedRescans()
+    }
+
+    /// A mount or unmount changed what some paths are: a root whose directory is no longer the
+    /// one watched vanished (and may be back at once, as whatever is there now); a vanished root
+    /// may have been mounted again.
+    func mountsChanged() {
+        for (path, wd) in rootWds.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) })
+        where Self.directoryIdentity(path) != rootIdentity[path] {
+            rootVanished(wd, path: path, reason: "unmounted")
+        }
+        for path in timers.returnChecks.keys { timers.returnChecks[path]?.at = .now }
+    }
+
+    /// Device and inode of a directory, nil when it is not one.
+    static func directoryIdentity(_ path: [UInt8]) -> DirectoryIdentity? {
+        var st = stat()
+        guard path.withCString({ lstat($0, &st) }) == 0, st.st_mode & S_IFMT == S_IFDIR else { return nil }
+        return DirectoryIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
     }
 
     static func isMountPoint(_ path: [UInt8]) -> Bool {

@@ -61,6 +61,9 @@ final class WatcherLoop {
     var sentinels: [Int32: Set<[UInt8]>] = [:]
     /// Roots that were mount points when watched: they come back only as mount points.
     var mountPointRoots: Set<[UInt8]> = []
+    /// What each root's directory was when watched: after a mount change, another one there
+    /// means the watched one is gone from that path.
+    var rootIdentity: [[UInt8]: DirectoryIdentity] = [:]
     /// Roots already told about in the log as over the watch limit.
     var limitLogged: Set<Int32> = []
 

@@ -41,6 +41,8 @@ struct ConnectionOptions: ParsableArguments {
         var delay = 0.05
         while true {
             if let c = try? Connection(socketPath: socketPath, role: role, name: name) { return c }
+            // Nobody would see what comes next (the reader of a pipe, or the terminal, is gone).
+            if CLI.outputClosed() { Glibc.exit(0) }
             usleep(useconds_t(delay * 1_000_000))
             delay = min(delay * 2, 1)
         }
@@ -62,6 +64,13 @@ enum CLI {
         var none = sigset_t()
         sigemptyset(&none)
         pthread_sigmask(SIG_SETMASK, &none, nil)
+    }
+
+    /// Whether standard output's reader is gone: a pipe whose other end closed, or a hung-up
+    /// terminal, polls as an error or hang-up without blocking.
+    static func outputClosed() -> Bool {
+        var p = pollfd(fd: STDOUT_FILENO, events: 0, revents: 0)
+        return poll(&p, 1, 0) == 1 && p.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0
     }
 
     static var cwd: [UInt8] { Array(FileManager.default.currentDirectoryPath.utf8) }

@@ -4,12 +4,11 @@ import Glibc
 import ArgumentParser
 import Foundation
 import Logging
-import ServiceLifecycle
 import SyncBadgeCore
 import SyncBadgeServer
 
 @main
-struct SyncBadged: AsyncParsableCommand {
+struct SyncBadged: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "syncbadged",
         abstract: "The SyncBadge daemon: sync status badges for every file in registered folders.",
@@ -35,11 +34,15 @@ struct SyncBadged: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
-    func run() async throws {
-        // A parent may have blocked signals (test runners do): SIGTERM must reach us.
-        var none = sigset_t()
-        sigemptyset(&none)
-        pthread_sigmask(SIG_SETMASK, &none, nil)
+    func run() throws {
+        // A parent may have blocked other signals (test runners do). SIGTERM and SIGINT are
+        // blocked in every thread, inherited by each one the daemon starts, and taken by
+        // `sigwait` on this one: stopping needs no signal handler and no timer.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGTERM)
+        sigaddset(&stopSignals, SIGINT)
+        pthread_sigmask(SIG_SETMASK, &stopSignals, nil)
         let level = logLevel
         LoggingSystem.bootstrap { label in
             var h = StreamLogHandler.standardError(label: label)
@@ -60,9 +63,11 @@ struct SyncBadged: AsyncParsableCommand {
             FileHandle.standardError.write(Data("syncbadged: \(error)\n".utf8))
             throw ExitCode(1)
         }
-        let group = ServiceGroup(
-            configuration: .init(services: [.init(service: daemon)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        try daemon.run {
+            var which: Int32 = 0
+            sigwait(&stopSignals, &which)
+            logger.info("stop signal", metadata: ["signal": "\(which == SIGTERM ? "TERM" : "INT")"])
+        }
     }
 
     /// systemd socket activation: `LISTEN_FDS=1` (for this process) means fd 3 is our socket.

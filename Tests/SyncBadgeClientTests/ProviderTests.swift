@@ -229,7 +229,11 @@ import SyncBadgeCore
         env["SYNCBADGE_SOCKET"] = d.socket
         p.environment = env
         try p.run()
-        defer { p.terminate() }
+        defer {
+            // (Its feed, `changes --follow`, exits by itself once its reader is gone.)
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+        }
         // The initial copy reports everything synced.
         try viewer.waitForPush("root synced") { $0.kind == "ITEM" && $0.path == root + "/docs" && $0.fields[1].string == "synced" }
         #expect(try String(contentsOfFile: dest + "/docs/b.txt", encoding: .utf8) == "x")

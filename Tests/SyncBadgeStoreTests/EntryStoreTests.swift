@@ -36,8 +36,8 @@ import SyncBadgeCore
         ]
         changes.lastGen = 9
         // Entries may arrive before the root row: the commit creates it.
-        try await store.commit(changes)
-        try await store.addRoot(StoredRoot(path: root, ignoreDefaults: false))
+        try store.commit(changes)
+        try store.addRoot(StoredRoot(path: root, ignoreDefaults: false))
         let reopened = try Store(directory: d, logger: logger)
         #expect(try reopened.roots() == [StoredRoot(path: root, ignoreDefaults: false)])
         #expect(try reopened.lastGen() == 9)
@@ -50,9 +50,9 @@ import SyncBadgeCore
         var del = StoreChanges()
         del.deletions = [.init(root: root, relativePath: Array("a".utf8))]
         del.lastGen = 9
-        try await reopened.commit(del)
+        try reopened.commit(del)
         #expect(try reopened.entries(root: root).map(\.relativePath) == [[], Array("a-b".utf8), [0xFF, 0x0A]])
-        try await reopened.removeRoot(root)
+        try reopened.removeRoot(root)
         #expect(try reopened.entries(root: root).isEmpty)
     }
 }

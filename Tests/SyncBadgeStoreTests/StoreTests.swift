@@ -33,12 +33,12 @@ import Testing
         let weird: [UInt8] = [0x2F, 0x74, 0x6D, 0x70, 0x2F, 0xFF, 0x0A, 0xC3, 0xA9]
         do {
             let store = try Store(directory: dir, logger: logger)
-            try await store.addRoot(StoredRoot(path: Array("/home/u/sync".utf8), ignoreDefaults: true))
-            try await store.addRoot(StoredRoot(path: weird, ignoreDefaults: false))
-            try await store.addRoot(StoredRoot(path: Array("/home/u/other".utf8), ignoreDefaults: true))
+            try store.addRoot(StoredRoot(path: Array("/home/u/sync".utf8), ignoreDefaults: true))
+            try store.addRoot(StoredRoot(path: weird, ignoreDefaults: false))
+            try store.addRoot(StoredRoot(path: Array("/home/u/other".utf8), ignoreDefaults: true))
             // Adding an existing root again keeps its place and takes the new settings (entries
             // may have created the row before `addRoot` wrote it).
-            try await store.addRoot(StoredRoot(path: Array("/home/u/sync".utf8), ignoreDefaults: false))
+            try store.addRoot(StoredRoot(path: Array("/home/u/sync".utf8), ignoreDefaults: false))
         }
         let again = try Store(directory: dir, logger: logger)
         #expect(try again.roots() == [
@@ -47,8 +47,8 @@ import Testing
             StoredRoot(path: Array("/home/u/other".utf8), ignoreDefaults: true),
         ])
 
-        try await again.removeRoot(weird)
-        try await again.removeRoot(Array("/not/a/root".utf8))
+        try again.removeRoot(weird)
+        try again.removeRoot(Array("/not/a/root".utf8))
         let third = try Store(directory: dir, logger: logger)
         #expect(try third.roots().map(\.path) == [Array("/home/u/sync".utf8), Array("/home/u/other".utf8)])
     }
@@ -57,11 +57,11 @@ import Testing
         let dir = freshDirectory()
         defer { cleanUp(dir) }
         let store = try Store(directory: dir, logger: logger)
-        try await store.addRoot(StoredRoot(path: Array("/a".utf8), ignoreDefaults: true))
-        try await store.addRoot(StoredRoot(path: Array("/A".utf8), ignoreDefaults: true))
-        try await store.addRoot(StoredRoot(path: Array("/a/".utf8), ignoreDefaults: true))
+        try store.addRoot(StoredRoot(path: Array("/a".utf8), ignoreDefaults: true))
+        try store.addRoot(StoredRoot(path: Array("/A".utf8), ignoreDefaults: true))
+        try store.addRoot(StoredRoot(path: Array("/a/".utf8), ignoreDefaults: true))
         #expect(try store.roots().count == 3)
-        try await store.removeRoot(Array("/A".utf8))
+        try store.removeRoot(Array("/A".utf8))
         #expect(try store.roots().map(\.path) == [Array("/a".utf8), Array("/a/".utf8)])
     }
 
@@ -71,9 +71,9 @@ import Testing
         defer { cleanUp(dir) }
         do {
             let store = try Store(directory: dir, logger: logger)
-            try await store.saveLastGen(7)
+            try store.saveLastGen(7)
             #expect(try store.lastGen() == 7)
-            try await store.saveLastGen(gen)
+            try store.saveLastGen(gen)
             #expect(try store.lastGen() == gen)
         }
         #expect(try Store(directory: dir, logger: logger).lastGen() == gen)
@@ -85,7 +85,7 @@ import Testing
         defer { cleanUp(dir) }
         do {
             let store = try Store(directory: dir, logger: logger)
-            for i in 0..<200 { try await store.addRoot(StoredRoot(path: Array("/r/\(i)/\(String(repeating: "x", count: 200))".utf8), ignoreDefaults: true)) }
+            for i in 0..<200 { try store.addRoot(StoredRoot(path: Array("/r/\(i)/\(String(repeating: "x", count: 200))".utf8), ignoreDefaults: true)) }
         }
         let file = dir + "/state.sqlite"
         let h = try #require(FileHandle(forUpdatingAtPath: file))
@@ -98,14 +98,14 @@ import Testing
         let aside = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix("state.sqlite.corrupt-") }
         #expect(!aside.isEmpty)
         // The fresh store works.
-        try await store.addRoot(StoredRoot(path: Array("/again".utf8), ignoreDefaults: false))
+        try store.addRoot(StoredRoot(path: Array("/again".utf8), ignoreDefaults: false))
         #expect(try store.roots().map(\.path) == [Array("/again".utf8)])
     }
 
     @Test func aHealthyDatabaseIsKept() async throws {
         let dir = freshDirectory()
         defer { cleanUp(dir) }
-        try await Store(directory: dir, logger: logger).addRoot(StoredRoot(path: Array("/kept".utf8), ignoreDefaults: true))
+        try Store(directory: dir, logger: logger).addRoot(StoredRoot(path: Array("/kept".utf8), ignoreDefaults: true))
         #expect(try Store.open(directory: dir, logger: logger).roots().map(\.path) == [Array("/kept".utf8)])
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).allSatisfy { !$0.contains("corrupt") })
     }
