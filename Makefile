@@ -17,7 +17,7 @@ BIN := $(DESTDIR)$(PREFIX)/bin
 SHARE := $(DESTDIR)$(PREFIX)/share
 UNITS := $(DESTDIR)$(PREFIX)/lib/systemd/user
 
-.PHONY: all deps build test demo clean release install uninstall
+.PHONY: all deps build test demo clean release install uninstall bench reliability fuzz
 
 all: build
 
@@ -41,6 +41,32 @@ test: deps
 
 demo: build
 	@Examples/demo/demo.sh
+
+RELEASE_BIN = $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
+
+# Performance: the in-process figures (ordo-one/benchmark, its own package so that `make test`
+# never builds it), then every system figure against its baseline (Benchmarks/README.md).
+# BENCH_ARGS=--quick for a smoke run.
+BENCH_SCRATCH ?= .build-bench
+bench: release
+	$(SWIFT) package --package-path Benchmarks --scratch-path $(BENCH_SCRATCH) benchmark --no-progress
+	SYNCBADGE_BIN=$(RELEASE_BIN) Benchmarks/run.sh $(BENCH_ARGS)
+
+# The slow fault and load cases, one line each, then `N passed, M failed` (docs/RELIABILITY.md).
+# RELIABILITY_ARGS=--quick or --only NAME.
+reliability: release
+	SYNCBADGE_BIN=$(RELEASE_BIN) python3 Reliability/run.py $(RELIABILITY_ARGS)
+
+# libFuzzer over the line codec and the request parser: SECONDS=N (default 60). Crashes land
+# in $(SCRATCH)/fuzz/crash-*; keep each one in Fuzz/regressions/ (replayed by `make test`).
+SECONDS ?= 60
+FUZZ_DIR = $(SCRATCH)/fuzz
+fuzz:
+	mkdir -p $(FUZZ_DIR)/corpus
+	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name SyncBadgeFuzz \
+	  Sources/SyncBadgeCore/*.swift Fuzz/FuzzChecks.swift Fuzz/FuzzMain.swift -o $(FUZZ_DIR)/fuzz-codec
+	$(FUZZ_DIR)/fuzz-codec -max_total_time=$(SECONDS) -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/ \
+	  $(FUZZ_DIR)/corpus Fuzz/corpus
 
 # Release binaries with the Swift runtime linked in: no shared Swift libraries to load, so
 # `syncbadge status` starts fast.

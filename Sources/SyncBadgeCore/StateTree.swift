@@ -95,6 +95,8 @@ public struct StateTree: Sendable {
     /// The last generation handed out; generations only grow, across roots and restarts.
     public var lastGen: UInt64 = 0
     public private(set) var liveCount = 0
+    /// Deleted paths waiting for a provider (`STATS tombstones`); a walk, for rare asks.
+    public var tombstoneCount: Int { nodes.reduce(0) { $0 + ($1.live && $1.record.kind == .gone ? 1 : 0) } }
 
     /// Nodes whose record must be written to the store, and subtrees to delete from it.
     var storeDirty = Set<NodeID>()

@@ -163,19 +163,25 @@ public final class Daemon {
         try group.syncShutdownGracefully()
     }
 
-    /// A peer of another user: told so, then closed.
+    /// A peer of another user: told so, then closed once what it sent is read (closing with
+    /// its request unread would reset the connection before it reads the goodbye), or after
+    /// two seconds if it sends nothing.
     final class Refuse: ChannelInboundHandler {
         typealias InboundIn = ByteBuffer
 
         func channelActive(context: ChannelHandlerContext) {
             var bye = context.channel.allocator.buffer(capacity: 16)
             bye.writeString("* BYE forbidden\n")
+            context.writeAndFlush(NIOAny(bye), promise: nil)
             let channel = context.channel
-            context.writeAndFlush(NIOAny(bye)).whenComplete { _ in channel.close(promise: nil) }
+            context.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
         }
 
-        /// Nothing it sends is read.
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+
+        func channelReadComplete(context: ChannelHandlerContext) {
+            context.close(promise: nil)
+        }
     }
 
     /// `struct ucred`, which Glibc's Swift module hides behind `_GNU_SOURCE`: same layout.

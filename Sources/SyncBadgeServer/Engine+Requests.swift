@@ -129,6 +129,8 @@ extension Engine {
             ("watches", watcher?.totalWatches ?? 0),
             ("events", watcher?.events ?? 0),
             ("commits", commits),
+            ("observations", observers.values.reduce(0) { $0 + $1.count }),
+            ("tombstones", tree.tombstoneCount),
             ("rss-bytes", Self.residentBytes()),
         ]
         for (k, v) in values {

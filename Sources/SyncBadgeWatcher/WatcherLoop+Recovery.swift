@@ -203,10 +203,34 @@ extension WatcherLoop {
         return DirectoryIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
     }
 
+    /// Whether something is mounted at `path` (bind mounts included, which `st_dev` cannot
+    /// tell): the mount points of /proc/self/mountinfo, fifth field, octal escapes decoded.
     static func isMountPoint(_ path: [UInt8]) -> Bool {
-        var st = stat(), parent = stat()
-        guard path.withCString({ lstat($0, &st) }) == 0 else { return false }
-        guard PathBytes.parent(path).withCString({ lstat($0, &parent) }) == 0 else { return true }
-        return st.st_dev != parent.st_dev || st.st_ino == parent.st_ino
+        guard let table = DirectoryScanner.readFile(Array("/proc/self/mountinfo".utf8)) else { return false }
+        for line in table.split(separator: UInt8(ascii: "\n")) {
+            let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 5)
+            guard fields.count > 4 else { continue }
+            if unescapeMountField(fields[4]) == path { return true }
+        }
+        return false
+    }
+
+    /// mountinfo writes space, tab, newline and backslash as `\ooo`.
+    static func unescapeMountField(_ f: ArraySlice<UInt8>) -> [UInt8] {
+        var out: [UInt8] = []
+        var i = f.startIndex
+        while i < f.endIndex {
+            if f[i] == UInt8(ascii: "\\") {
+                let digits = f[(i + 1)...].prefix(3)
+                if digits.count == 3, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "7") }) {
+                    out.append(digits.reduce(0) { $0 &* 8 &+ ($1 - UInt8(ascii: "0")) })
+                    i += 4
+                    continue
+                }
+            }
+            out.append(f[i])
+            i += 1
+        }
+        return out
     }
 }

@@ -230,8 +230,12 @@ import SyncBadgeCore
         p.environment = env
         try p.run()
         defer {
-            // (Its feed, `changes --follow`, exits by itself once its reader is gone.)
-            kill(p.processIdentifier, SIGKILL)
+            // The engine and everything it started (its feed outlives daemon restarts by design).
+            let reaper = Process()
+            reaper.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
+            reaper.arguments = ["-9", "-f", root]
+            try? reaper.run()
+            reaper.waitUntilExit()
             p.waitUntilExit()
         }
         // The initial copy reports everything synced.

@@ -1,0 +1,881 @@
+#!/usr/bin/env python3
+"""The SyncBadge benchmarks (`make bench`, through Benchmarks/run.sh, which sets up the tools).
+
+Every figure is measured in this one run, on this machine, against a baseline measured the
+same way and interleaved with it (rounds alternate between the two, so drift from other load on
+the machine hits both), and is reported as a ratio with its target. See Benchmarks/README.md.
+
+    bench.py --work DIR --tools DIR --bin DIR [--quick] [--only NAME[,NAME...]] --out FILE
+"""
+
+import argparse
+import json
+import os
+import platform
+import re
+import resource
+import selectors
+import shlex
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import (BenchError, Conn, Ctx, Daemon, Figure, InotifyWait, Watchman, count_wakeups,  # noqa: E402
+                    fmt_bytes, fmt_time, median, now, percentile, rss_bytes, settle_rss)
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def log(msg):
+    print(f"  … {msg}", flush=True)
+
+
+def make_tree(ctx, path, top, sub, files):
+    """A tree of 1 + top*(1+sub) directories with `files` empty files in each (C: fast).
+    Returns (directories, files)."""
+    r = subprocess.run([ctx.tool("mkfiles"), "tree", path, str(top), str(sub), str(files)],
+                       timeout=900, stdin=subprocess.DEVNULL)
+    if r.returncode != 0:
+        raise BenchError("mkfiles tree failed")
+    dirs = 1 + top * (1 + sub)
+    return dirs, dirs * files
+
+
+def watches_in_use():
+    """inotify watches held by every process we can see (the limit is per user)."""
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+                with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                    total += sum(1 for line in f if line.startswith("inotify wd:"))
+        except OSError:
+            pass
+    return total
+
+
+def ensure_watches(ctx, needed):
+    """True if `needed` more inotify watches fit under fs.inotify.max_user_watches, raising the
+    limit when we are root (restored at exit). False (skip) otherwise."""
+    with open("/proc/sys/fs/inotify/max_user_watches") as f:
+        limit = int(f.read())
+    want = watches_in_use() + needed + 10000
+    if limit >= want:
+        return True
+    if os.geteuid() == 0:
+        ctx.set_sysctl("fs.inotify.max_user_watches", want)
+        return True
+    return False
+
+
+def ensure_queue(ctx, events):
+    """The kernel's inotify queue must hold a burst of `events` or every watcher overflows.
+    Raises fs.inotify.max_queued_events when root (restored at exit); else leaves a note."""
+    with open("/proc/sys/fs/inotify/max_queued_events") as f:
+        limit = int(f.read())
+    want = 4 * events   # create + open + close_write... per file, for the slowest reader
+    if limit >= want:
+        return
+    if os.geteuid() == 0:
+        ctx.set_sysctl("fs.inotify.max_queued_events", want)
+    else:
+        ctx.notes.append(f"fs.inotify.max_queued_events={limit} (not root): bursts may overflow "
+                         "the kernel queue, which the daemon answers with a rescan")
+
+
+# =============================================================================================
+# 1 and 2. Registering a tree: time, and memory per entry.
+
+
+def sb_register(ctx, tree):
+    """A fresh daemon; ADD-ROOT until OK. Returns (seconds, rss delta after settling)."""
+    d = Daemon(ctx, "reg")
+    try:
+        c = d.conn()
+        before = settle_rss(d.pid)
+        t0 = now()
+        d.add_root(c, tree, timeout=300)
+        t = now() - t0
+        after = d.wait_idle(c)
+        c.close()
+        return t, after - before, after
+    finally:
+        d.stop()
+
+
+def inw_register(ctx, tree):
+    """inotifywait -m -r until it prints 'Watches established.' (it only watches: no index)."""
+    w = InotifyWait(ctx, ["-r", tree], timeout=300)
+    try:
+        return w.t_ready - w.t_start, rss_bytes(w.proc.pid)
+    finally:
+        w.stop()
+
+
+def wm_register(ctx, tree):
+    """A fresh watchman server; watch-project, then a query, which waits for the initial crawl
+    to finish (watch-project alone returns before the tree is indexed)."""
+    wm = Watchman(ctx)
+    try:
+        c = wm.conn()
+        before = settle_rss(wm.pid)
+        t0 = now()
+        r = c.command(["watch-project", tree], timeout=300)
+        root = r["watch"]
+        c.command(["query", root, {"expression": ["name", "no-such-file"], "fields": ["name"]}],
+                  timeout=300)
+        t = now() - t0
+        after = settle_rss(wm.pid)
+        c.close()
+        return t, after - before
+    finally:
+        wm.stop()
+
+
+def fig_register(ctx, only):
+    top, sub, files = (20, 49, 10) if ctx.quick else (100, 99, 10)
+    reps = 2 if ctx.quick else 5
+    tree = os.path.join(ctx.tmpdir("tree"), "root")
+    dirs, nfiles = make_tree(ctx, tree, top, sub, files)
+    entries = dirs + nfiles
+    log(f"register: tree of {dirs} directories, {nfiles} files; {reps} rounds")
+    if not ensure_watches(ctx, 2 * dirs):
+        raise BenchError("fs.inotify.max_user_watches too low and not root")
+    sb, inw, wm, sbmem, wmmem = [], [], [], [], []
+    # One unmeasured pass of each: warm caches (dentries, inodes, the binaries' pages).
+    sb_register(ctx, tree), inw_register(ctx, tree), wm_register(ctx, tree)
+    runners = [("sb", sb_register), ("inw", inw_register), ("wm", wm_register)]
+    for rep in range(reps):
+        for name, fn in runners[rep % 3:] + runners[:rep % 3]:   # rotate the order each round
+            r = fn(ctx, tree)
+            if name == "sb":
+                sb.append(r[0]); sbmem.append(r[1] / entries)
+            elif name == "inw":
+                inw.append(r[0])
+            else:
+                wm.append(r[0]); wmmem.append(r[1] / entries)
+    size = f"{dirs:,} dirs × {files} files"
+    out = []
+    if "register" in only:
+        s, b = median(sb), median(inw)
+        out.append(Figure(f"register {size} (median of {reps})", fmt_time(s),
+                          f"inotifywait -r {fmt_time(b)}", s / b, "≤ 0.6×", s / b <= 0.6))
+        b = median(wm)
+        out.append(Figure("register, vs watchman watch-project+query", fmt_time(s),
+                          f"watchman {fmt_time(b)}", s / b, "reference", None))
+    if "memory" in only:
+        s, b = median(sbmem), median(wmmem)
+        out.append(Figure(f"memory per entry ({entries:,} entries)", f"{s:.0f} B",
+                          f"watchman {b:.0f} B", s / b, "≤ 0.3×", s / b <= 0.3))
+    return out
+
+
+# =============================================================================================
+# 3. Write -> push latency to an observer.
+
+
+def write_one(path):
+    """The write whose latency is measured: open, append a byte, close (a real save)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    os.write(fd, b"x")
+    os.close(fd)
+    return now()
+
+
+def fig_push_latency(ctx, only):
+    n = 200 if ctx.quick else 1000
+    block = 50
+    base = ctx.tmpdir("lat")
+    dirs = {}
+    for name in ("sb", "inw", "wm"):
+        d = os.path.join(base, name, "obs")
+        os.makedirs(d)
+        for i in range(n):
+            open(os.path.join(d, f"f{i}"), "w").close()
+        dirs[name] = d
+    # watchman: settle 1 ms (its default waits 20 ms for the tree to quiet down).
+    with open(os.path.join(base, "wm", ".watchmanconfig"), "w") as f:
+        json.dump({"settle": 1}, f)
+
+    # syncbadged: a provider reports everything synced, so each write flips a file to
+    # `pending`: what a viewer sees changes, which is what gets pushed (a gen alone is not).
+    d = Daemon(ctx, "latd")
+    wm = Watchman(ctx, "latw")
+    inw = None
+    try:
+        admin = d.conn()
+        d.add_root(admin, os.path.join(base, "sb"))
+        final, _ = d.conn("provider", "bench-engine").request(
+            f"SET synced {os.path.join(base, 'sb')} recursive=1")
+        if " OK" not in final:
+            raise BenchError(f"SET synced: {final}")
+        obs = d.conn("viewer", "bench-observer")
+        final, _ = obs.request(f"OBSERVE {dirs['sb']}")
+        inw = InotifyWait(ctx, ["-e", "modify,close_write", "--format", "%w%f", dirs["inw"]])
+        wc = wm.conn()
+        root = wc.command(["watch-project", os.path.join(base, "wm")])["watch"]
+        wc.command(["subscribe", root, "lat", {"expression": ["type", "f"], "fields": ["name"]}])
+        wc.next_unilateral(now() + 30)      # the initial, fresh-instance list
+
+        def sb_one(i):
+            path = os.path.join(dirs["sb"], f"f{i}")
+            want = f"* ITEM {path} pending "
+            t0 = write_one(path)
+            deadline = t0 + 10
+            while True:
+                line, t = obs.reader.readline(deadline)
+                if line.startswith(want):
+                    return t - t0
+
+        def inw_one(i):
+            path = os.path.join(dirs["inw"], f"f{i}")
+            t0 = write_one(path)
+            deadline = t0 + 10
+            while True:
+                line, t = inw.out.readline(deadline)
+                if line == path:
+                    return t - t0
+
+        def wm_one(i):
+            name = f"obs/f{i}"   # watchman names files relative to the watched root
+            t0 = write_one(os.path.join(base, "wm", name))
+            deadline = t0 + 10
+            while True:
+                v, t = wc.next_unilateral(deadline)
+                if name in v.get("files", ()):
+                    return t - t0
+
+        lat = {"sb": [], "inw": [], "wm": []}
+        fns = [("sb", sb_one), ("inw", inw_one), ("wm", wm_one)]
+        log(f"push latency: {n} writes per tool, interleaved in blocks of {block}")
+        for b, start in enumerate(range(0, n, block)):
+            for name, fn in fns[b % 3:] + fns[:b % 3]:
+                for i in range(start, min(n, start + block)):
+                    lat[name].append(fn(i))
+                # Whatever else the writes caused (close_write, the directory's counts) is
+                # read now, outside the measured waits.
+                time.sleep(0.02)
+                while obs.reader.fill(0):
+                    pass
+                obs.reader.lines.clear()
+                while inw.out.fill(0):
+                    pass
+                inw.out.lines.clear()
+    finally:
+        if inw:
+            inw.stop()
+        wm.stop()
+        d.stop()
+    sm, sp = median(lat["sb"]), percentile(lat["sb"], 99)
+    im, ip = median(lat["inw"]), percentile(lat["inw"], 99)
+    wmm, wp = median(lat["wm"]), percentile(lat["wm"], 99)
+    return [
+        Figure(f"write→push median ({n} writes)", fmt_time(sm), f"watchman (settle 1 ms) {fmt_time(wmm)}",
+               sm / wmm, "≤ 0.25×", sm / wmm <= 0.25),
+        Figure("write→push p99", fmt_time(sp), f"watchman {fmt_time(wp)}", sp / wp, "≤ 1 ms",
+               sp <= 1e-3),
+        Figure("write→push median, vs inotifywait -m", fmt_time(sm), f"inotifywait {fmt_time(im)}",
+               sm / im, "reference", None),
+        Figure("write→push p99, vs inotifywait -m", fmt_time(sp), f"inotifywait {fmt_time(ip)}",
+               sp / ip, "reference", None),
+    ]
+
+
+# =============================================================================================
+# 4 and 5. STATUS round trips against the C echo server.
+
+
+def loadgen(ctx, sock, mode, line, k, total, window, timeout=120):
+    r = subprocess.run([ctx.tool("loadgen"), sock, mode, line, str(k), str(total), str(window),
+                        str(timeout)], capture_output=True, text=True, timeout=timeout + 10,
+                       stdin=subprocess.DEVNULL)
+    if r.returncode != 0:
+        raise BenchError(f"loadgen {mode}: {r.stderr.strip()}")
+    vals = dict(kv.split("=") for kv in r.stdout.split())
+    if int(vals["errors"]):
+        raise BenchError(f"loadgen {mode}: {vals['errors']} ERR answers")
+    return {k: float(v) for k, v in vals.items()}
+
+
+def fig_status(ctx, only):
+    base = ctx.tmpdir("st")
+    root = os.path.join(base, "root")
+    make_tree(ctx, root, 10, 10, 10)
+    target = os.path.join(root, "d0003", "s0004", "file05.txt")
+    line = f"STATUS {target}"
+    d = Daemon(ctx, "std")
+    echo_sock = os.path.join(base, "echo.sock")
+    echo = ctx.spawn([ctx.tool("echo"), echo_sock], stdout=subprocess.PIPE)
+    out = []
+    try:
+        d.add_root(d.conn(), root)
+        if echo.stdout.readline().strip() != b"ready":
+            raise BenchError("echo server did not start")
+        rounds = 3
+        if "status-rtt" in only:
+            total = 3000 if ctx.quick else 20000
+            log(f"STATUS round trips: {rounds} rounds of {total} per server")
+            sb, ec = [], []
+            for r in range(rounds):
+                pair = [("sb", d.sock, "daemon"), ("echo", echo_sock, "echo")]
+                for name, sock, mode in (pair if r % 2 == 0 else pair[::-1]):
+                    v = loadgen(ctx, sock, mode, line, 1, total, 1)
+                    (sb if name == "sb" else ec).append(v["rtt_median_us"] * 1e-6)
+            s, b = median(sb), median(ec)
+            out.append(Figure("STATUS round trip, sequential (median)", fmt_time(s),
+                              f"C echo {fmt_time(b)}", s / b, "≤ 1.5×", s / b <= 1.5))
+        if "pipelined" in only:
+            sbt, ect = (50000, 500000) if ctx.quick else (300000, 3000000)
+            log(f"pipelined STATUS: 100 per write, 8 writes in flight; {rounds} rounds")
+            sb, ec = [], []
+            for r in range(rounds):
+                pair = [("sb", d.sock, "daemon", sbt), ("echo", echo_sock, "echo", ect)]
+                for name, sock, mode, total in (pair if r % 2 == 0 else pair[::-1]):
+                    v = loadgen(ctx, sock, mode, line, 100, total, 8)
+                    (sb if name == "sb" else ec).append(v["rps"])
+            s, b = median(sb), median(ec)
+            out.append(Figure("pipelined STATUS, 100 per write (req/s)", f"{s:,.0f}/s",
+                              f"C echo {b:,.0f}/s", s / b, "≥ 1,000,000/s and ≥ 0.25×",
+                              s >= 1e6 and s / b >= 0.25))
+    finally:
+        ctx.stop(echo)
+        d.stop()
+    return out
+
+
+# =============================================================================================
+# 6. Wake-ups while idle.
+
+
+def fig_idle(ctx, only):
+    secs = 3 if ctx.quick else 10
+    base = ctx.tmpdir("idle")
+    for name in ("sb", "wm"):
+        make_tree(ctx, os.path.join(base, name), 3, 3, 5)
+    d = Daemon(ctx, "idled")
+    wm = Watchman(ctx, "idlew")
+    conns = []
+    try:
+        d.add_root(d.conn(), os.path.join(base, "sb"))
+        for i in range(3):   # three observers, as a prompt, a file browser and `watch` would
+            c = d.conn("viewer", f"idle{i}")
+            c.request(f"OBSERVE {os.path.join(base, 'sb', f'd{i:04d}')}")
+            conns.append(c)
+        root = None
+        for i in range(3):   # and three watchman subscriptions for the reference figure
+            c = wm.conn()
+            root = c.command(["watch-project", os.path.join(base, "wm")])["watch"]
+            c.command(["subscribe", root, f"s{i}", {"expression": ["type", "f"], "fields": ["name"]}])
+            conns.append(c)
+        log(f"idle: {secs} s with 3 observers each")
+        time.sleep(1.0)   # let start-up work finish
+        counts = count_wakeups([d.pid, wm.pid], secs)
+    finally:
+        for c in conns:
+            c.close()
+        wm.stop()
+        d.stop()
+    (sn, sborn, sgone), (wn, _, _) = counts[d.pid], counts[wm.pid]
+    s, w = sn / secs, wn / secs
+    note = (f"daemon threads started/ended while idle: {sborn}/{sgone}" if sborn or sgone else None)
+    return [Figure(f"wake-ups/s idle, 3 observers ({secs} s)", f"{s:.1f}/s ({sn} in {secs} s)",
+                   f"watchman {w:.1f}/s", (s / w) if w else None, "0", sn == 0, note=note)]
+
+
+# =============================================================================================
+# 7. `syncbadge status` one-shot vs /bin/true.
+
+
+def fig_cli(ctx, only):
+    base = ctx.tmpdir("cli")
+    root = os.path.join(base, "root")
+    make_tree(ctx, root, 5, 5, 5)
+    d = Daemon(ctx, "clid")
+    runs = 30 if ctx.quick else 150
+    rounds = 2 if ctx.quick else 3
+    sbm, truem = [], []
+    try:
+        d.add_root(d.conn(), root)
+        env = dict(os.environ, SYNCBADGE_SOCKET=d.sock)
+        cmd = f"{os.path.join(ctx.sbbin, 'syncbadge')} status --no-spawn"
+        # A sanity run: it must succeed, or hyperfine would be timing an error path.
+        r = subprocess.run(shlex.split(cmd), cwd=root, env=env, capture_output=True, timeout=10)
+        if r.returncode != 0:
+            raise BenchError(f"syncbadge status failed: {r.stderr.decode().strip()}")
+        log(f"syncbadge status: hyperfine, {rounds} rounds of {runs} runs each")
+        for rnd in range(rounds):
+            js = os.path.join(base, f"h{rnd}.json")
+            cmds = [cmd, "/bin/true"] if rnd % 2 == 0 else ["/bin/true", cmd]
+            subprocess.run(["hyperfine", "-N", "--warmup", "10", "--runs", str(runs), "--style", "none",
+                            "--export-json", js] + cmds, cwd=root, env=env, check=True, timeout=300,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+            with open(js) as f:
+                res = json.load(f)["results"]
+            for x in res:
+                (truem if x["command"] == "/bin/true" else sbm).append(x["mean"])
+    finally:
+        d.stop()
+    s, b = median(sbm), median(truem)
+    diff = s - b
+    return [Figure(f"`syncbadge status` one-shot (hyperfine mean)", fmt_time(s),
+                   f"/bin/true {fmt_time(b)}", s / b, "≤ +3 ms", diff <= 3e-3,
+                   note=f"difference {fmt_time(diff)}")]
+
+
+# =============================================================================================
+# 8. The prompt hooks.
+
+ZSH_LOOP = r"""
+zmodload zsh/datetime
+setopt prompt_subst
+[[ $HOOK == 1 ]] && source $SCRIPT
+PROMPT='%~ ${SYNCBADGE_PROMPT:+$SYNCBADGE_PROMPT }%# '
+cd $DIR1
+[[ $HOOK == 1 ]] && _syncbadge_precmd    # connect and the first STATUS: not measured
+integer i n=$N
+float t0=$EPOCHREALTIME
+for (( i = 0; i < n; i++ )); do
+  if [[ $CD == 1 ]]; then if (( i & 1 )); then cd $DIR1; else cd $DIR2; fi; fi
+  [[ $HOOK == 1 ]] && _syncbadge_precmd
+  print -P -v out -- "$PROMPT"
+done
+float t1=$EPOCHREALTIME
+print -r -- "$out" >&2
+print $(( (t1 - t0) / n ))
+"""
+
+BASH_LOOP = r"""
+[[ $HOOK == 1 ]] && source "$SCRIPT"
+PS1='\w ${SYNCBADGE_PROMPT:+$SYNCBADGE_PROMPT }\$ '
+cd "$DIR1"
+[[ $HOOK == 1 ]] && _syncbadge_precmd    # the bridge's start and the first STATUS: not measured
+n=$N
+t0=$EPOCHREALTIME
+for (( i = 0; i < n; i++ )); do
+  if [[ $CD == 1 ]]; then if (( i & 1 )); then cd "$DIR1"; else cd "$DIR2"; fi; fi
+  [[ $HOOK == 1 ]] && _syncbadge_precmd
+  out=${PS1@P}
+done
+t1=$EPOCHREALTIME
+printf '%s\n' "$out" >&2
+echo $(( ${t1/[.,]/} - ${t0/[.,]/} )) | awk -v n=$n '{ printf "%.9f\n", $1 / 1e6 / n }'
+"""
+
+
+def fig_prompt(ctx, only):
+    base = ctx.tmpdir("prompt")
+    root = os.path.join(base, "root")
+    make_tree(ctx, root, 3, 3, 5)
+    dir1, dir2 = root, os.path.join(root, "d0001")
+    d = Daemon(ctx, "promptd")
+    n = 300 if ctx.quick else 2000
+    rounds = 2 if ctx.quick else 3
+    shells = {
+        "zsh": (["zsh", "-f", "-c", ZSH_LOOP], os.path.join(REPO, "Examples/prompt/syncbadge.zsh"), 1e-3),
+        "bash": (["bash", "--norc", "--noprofile", "-c", BASH_LOOP],
+                 os.path.join(REPO, "Examples/prompt/syncbadge.bash"), 2e-3),
+    }
+    res = {}
+    try:
+        d.add_root(d.conn(), root)
+        log(f"prompt hooks: {rounds} rounds of {n} prompts per shell and variant")
+        for rnd in range(rounds):
+            for sh, (argv, script, _) in shells.items():
+                for cd in (0, 1):
+                    order = (0, 1) if rnd % 2 == 0 else (1, 0)
+                    for hook in order:
+                        env = dict(os.environ, SYNCBADGE_SOCKET=d.sock, HOOK=str(hook), CD=str(cd),
+                                   N=str(n), SCRIPT=script, DIR1=dir1, DIR2=dir2, TERM="xterm",
+                                   PATH=ctx.sbbin + os.pathsep + os.environ["PATH"])
+                        r = subprocess.run(argv, env=env, capture_output=True, text=True,
+                                           timeout=300, stdin=subprocess.DEVNULL)
+                        if r.returncode != 0:
+                            raise BenchError(f"{sh} loop failed: {r.stderr.strip()[-300:]}")
+                        if hook and "?" not in r.stderr:
+                            # The hook must actually show the badges, or we time a failure.
+                            raise BenchError(f"{sh}: the prompt shows no badge: {r.stderr!r}")
+                        res.setdefault((sh, cd, hook), []).append(float(r.stdout.strip()))
+    finally:
+        d.stop()
+    out = []
+    for sh, (_, _, limit) in shells.items():
+        for cd, what in ((0, "same directory"), (1, "a cd before every prompt")):
+            w, wo = median(res[(sh, cd, 1)]), median(res[(sh, cd, 0)])
+            diff = w - wo
+            out.append(Figure(f"prompt hook, {sh}, {what} (per prompt)", fmt_time(w),
+                              f"no hook {fmt_time(wo)}", w / wo,
+                              f"≤ +{limit * 1e3:.0f} ms", diff <= limit, note=f"cost {fmt_time(diff)}"))
+    ctx.notes.append(
+        "prompt: each shell runs, in one non-interactive process (`zsh -f -c`, `bash --norc -c`), "
+        "a loop of N prompts: the hook (`_syncbadge_precmd`) then the prompt's expansion "
+        "(`print -P -v`, `${PS1@P}`), against the same loop with neither the hook nor the "
+        "script loaded. Not measured: the line editor, drawing, zle -F pushes, and (bash) the "
+        "bridge's start. 'Same directory' is the common prompt (reads what was pushed, never "
+        "waits); 'a cd before every prompt' adds a round trip (UNOBSERVE/OBSERVE/STATUS) each time, "
+        "and the baseline does the cd too.")
+    return out
+
+
+# =============================================================================================
+# 9. A burst of creates.
+
+
+def fig_burst(ctx, only):
+    n = 5000 if ctx.quick else 20000
+    reps = 2 if ctx.quick else 3
+    ensure_queue(ctx, n)
+    base = ctx.shmdir("burst")   # tmpfs: the creates themselves must be cheap (see shmdir)
+    sbroot = os.path.join(base, "sb")
+    os.makedirs(sbroot)
+    d = Daemon(ctx, "burstd")
+    sb, inw = [], []
+    resets = 0
+    try:
+        admin = d.conn()
+        d.add_root(admin, sbroot)
+        obs = d.conn("viewer", "burst-observer")
+
+        def sb_one(rep):
+            nonlocal resets
+            bd = os.path.join(sbroot, f"b{rep}")
+            os.mkdir(bd)
+            # Wait until the daemon has the new directory, then observe it.
+            deadline = now() + 10
+            while True:
+                final, _ = obs.request(f"STATUS {bd}")
+                if " OK" in final:
+                    break
+                if now() > deadline:
+                    raise BenchError(f"{bd} never appeared")
+                time.sleep(0.005)
+            obs.request(f"OBSERVE {bd}")
+            seen = set()
+            prefix, me = f"* ITEM {bd}/", f"* ITEM {bd} "
+            t0 = now()
+            mk = subprocess.Popen([ctx.tool("mkfiles"), "flat", bd, str(n)], stdin=subprocess.DEVNULL)
+            deadline = t0 + 120
+            done = False
+            polling = False
+            while not done:
+                if polling:
+                    # After a * RESET the pushes were dropped: STATUS tells the counts.
+                    final, data = obs.request(f"STATUS {bd}")
+                    m = re.search(r"counts=\S*pending:(\d+)", data[0]) if data else None
+                    done = bool(m) and int(m.group(1)) >= n
+                    t = now()
+                    if not done:
+                        time.sleep(0.002)
+                    if now() > deadline:
+                        raise BenchError("burst: daemon never counted every file")
+                    continue
+                line, t = obs.reader.readline(deadline)
+                if line.startswith(prefix):
+                    seen.add(line.split(" ", 3)[2])
+                    done = len(seen) >= n
+                elif line.startswith(me):
+                    m = re.search(r"counts=\S*pending:(\d+)", line)
+                    done = bool(m) and int(m.group(1)) >= n
+                elif line.startswith("* RESET"):
+                    resets += 1
+                    polling = True
+            elapsed = t - t0
+            mk.wait(60)
+            obs.request(f"UNOBSERVE {bd}")
+            # Drain the rest of the pushes before the next round.
+            time.sleep(0.2)
+            while obs.reader.fill(0.05):
+                pass
+            obs.reader.lines.clear()
+            return elapsed
+
+        def inw_one(rep):
+            bd = os.path.join(base, f"inw{rep}")
+            os.mkdir(bd)
+            w = InotifyWait(ctx, ["-e", "create", "--format", "%f", bd])
+            try:
+                t0 = now()
+                mk = subprocess.Popen([ctx.tool("mkfiles"), "flat", bd, str(n)], stdin=subprocess.DEVNULL)
+                deadline = t0 + 120
+                got = 0
+                while got < n:
+                    line, t = w.out.readline(deadline)
+                    if "OVERFLOW" in line:
+                        raise BenchError("inotifywait: queue overflow")
+                    got += 1
+                mk.wait(60)
+                return t - t0
+            finally:
+                w.stop()
+
+        log(f"burst: {n} creates, {reps} rounds")
+        for rep in range(reps):
+            pair = [(sb, sb_one), (inw, inw_one)]
+            for acc, fn in (pair if rep % 2 == 0 else pair[::-1]):
+                acc.append(fn(rep))
+    finally:
+        d.stop()
+    s, b = median(sb), median(inw)
+    note = f"{resets} * RESET during the bursts (then STATUS polling)" if resets else None
+    where = "tmpfs" if base.startswith("/dev/shm") else "disk"
+    return [Figure(f"burst of {n:,} creates ({where}) until all pending", fmt_time(s),
+                   f"inotifywait -m {fmt_time(b)}", s / b, "≤ 1.5×", s / b <= 1.5, note=note)]
+
+
+# =============================================================================================
+# 10. A million files.
+
+
+def fig_million(ctx, only):
+    top, sub = (10, 999) if ctx.quick else (100, 999)
+    base = ctx.tmpdir("million")
+    tree = os.path.join(base, "root")
+    log("million: generating the tree" + (" (quick: a tenth of it)" if ctx.quick else ""))
+    t = now()
+    dirs, files = make_tree(ctx, tree, top, sub, 10)
+    log(f"million: {dirs:,} directories, {files:,} files in {now() - t:.1f} s")
+    if not ensure_watches(ctx, dirs):
+        return [Figure("1M files: registration", "skipped", "—", None, "≤ 3 s", None,
+                       note="fs.inotify.max_user_watches too low and not root")]
+    reps = 1 if ctx.quick else 2
+    sb, inw, rss = [], [], []
+    # The first registration (unmeasured) warms the dentry and inode caches.
+    sb_register(ctx, tree)
+    for rep in range(reps):
+        pair = ["sb", "inw"] if rep % 2 == 0 else ["inw", "sb"]
+        for which in pair:
+            if which == "sb":
+                t, delta, after = sb_register(ctx, tree)
+                sb.append(t); rss.append(after)
+            else:
+                inw.append(inw_register(ctx, tree)[0])
+    s, b, m = median(sb), median(inw), median(rss)
+    label = f"{files:,} files in {dirs:,} dirs"
+    q = ctx.quick
+    return [
+        Figure(f"register {label}, warm", fmt_time(s), f"inotifywait -r {fmt_time(b)}", s / b,
+               "≤ 3 s", None if q else s <= 3.0, note="quick run: a tenth of the size" if q else None),
+        Figure(f"RSS after registering {label}", fmt_bytes(m), "—", None, "≤ 150 MB",
+               None if q else m <= 150e6),
+    ]
+
+
+# =============================================================================================
+# 11. A thousand observers while events flow.
+
+
+def fig_many(ctx, only):
+    total = 1000
+    sample = 10
+    per_block = 50 if ctx.quick else 100
+    blocks = 2 if ctx.quick else 4
+    base = ctx.tmpdir("many")
+    root = os.path.join(base, "root")
+    obsdir = os.path.join(root, "obs")
+    os.makedirs(obsdir)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < total + 200:
+        raise BenchError(f"ulimit -n is {soft}: 1,000 clients need more (run.sh raises it)")
+    d = Daemon(ctx, "manyd")
+    lat = {True: [], False: []}
+    resets = 0
+    conns = []
+    try:
+        d.add_root(d.conn(), root)
+        for i in range(sample):
+            c = d.conn("viewer", f"sample{i}")
+            c.request(f"OBSERVE {obsdir}")
+            conns.append(c)
+        sel = selectors.DefaultSelector()
+        for c in conns:
+            sel.register(c.sock.fileno(), selectors.EVENT_READ, c)
+        seq = 0
+        log(f"1,000 observers: {blocks} blocks of {per_block} creates, alternating "
+            f"{total} / {sample} observers")
+        for blk in range(blocks):
+            crowd = blk % 2 == 0
+            others = None
+            if crowd:   # the other 990, held by a C process that reads everything
+                others = ctx.spawn([ctx.tool("observers"), d.sock, str(total - sample), obsdir],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                line = others.stdout.readline()
+                if line.strip() != b"ready":
+                    raise BenchError("observers did not get ready")
+            # Let connecting (or the last block's 990 disconnects) finish before measuring,
+            # and make a few unmeasured writes: the first after a change of crowd is not typical.
+            time.sleep(0.5)
+            try:
+                for k in range(per_block + 3):
+                    measured = k >= 3
+                    seq += 1
+                    path = os.path.join(obsdir, f"n{seq}")
+                    want = f"* ITEM {path} "
+                    fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o644)
+                    os.close(fd)
+                    t0 = now()
+                    pending = set(conns)
+                    deadline = t0 + 10
+                    while pending:
+                        left = deadline - now()
+                        if left <= 0:
+                            raise BenchError("1,000 observers: a push never came")
+                        for key, _ in sel.select(left):
+                            c = key.data
+                            c.reader.fill(0)
+                            for line, t in c.reader.lines:
+                                if line.startswith("* RESET"):
+                                    resets += 1
+                                if c in pending and line.startswith(want):
+                                    if measured:
+                                        lat[crowd].append(t - t0)
+                                    pending.discard(c)
+                            c.reader.lines.clear()
+            finally:
+                if others:
+                    others.stdin.close()
+                    out = others.stdout.read().decode()
+                    ctx.stop(others)
+                    m = re.search(r"resets=(\d+)", out)
+                    resets += int(m.group(1)) if m else 0
+    finally:
+        for c in conns:
+            c.close()
+        d.stop()
+    w, wo = percentile(lat[True], 99), percentile(lat[False], 99)
+    note = f"{resets} * RESET seen" if resets else None
+    return [Figure(f"push p99 with 1,000 observers ({len(lat[True])} samples)", fmt_time(w),
+                   f"{sample} observers {fmt_time(wo)}", w / wo, "≤ 5 ms", w <= 5e-3, note=note),
+            Figure("push median with 1,000 observers", fmt_time(median(lat[True])),
+                   f"{sample} observers {fmt_time(median(lat[False]))}",
+                   median(lat[True]) / median(lat[False]), "reference", None)]
+
+
+# =============================================================================================
+
+FIGURES = [
+    # (names it answers to, function)
+    (("register", "memory"), fig_register),
+    (("push-latency",), fig_push_latency),
+    (("status-rtt", "pipelined"), fig_status),
+    (("idle",), fig_idle),
+    (("cli-status",), fig_cli),
+    (("prompt",), fig_prompt),
+    (("burst",), fig_burst),
+    (("million",), fig_million),
+    (("many-observers",), fig_many),
+]
+ALL_NAMES = [n for names, _ in FIGURES for n in names]
+
+
+def machine():
+    cpu = "unknown"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as f:
+        mem = int(f.readline().split()[1]) // 1024
+    return f"nproc {os.cpu_count()}, {cpu}, {mem:,} MiB RAM, kernel {platform.release()}"
+
+
+def table(rows):
+    head = ["figure", "syncbadge", "baseline", "ratio", "target", "result"]
+    cells = [head] + [r.cells() for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(head))]
+    text = "\n".join("  ".join(c[i].ljust(widths[i]) for i in range(len(head))) for c in cells[:1])
+    text += "\n" + "  ".join("-" * w for w in widths) + "\n"
+    text += "\n".join("  ".join(c[i].ljust(widths[i]) for i in range(len(head))) for c in cells[1:])
+    md = "| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n"
+    md += "\n".join("| " + " | ".join(c.replace("|", "\\|") for c in r.cells()) + " |" for r in rows)
+    return text, md
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--tools", required=True)
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--command", default="")
+    a = ap.parse_args()
+    only = set(filter(None, a.only.split(","))) or set(ALL_NAMES)
+    unknown = only - set(ALL_NAMES)
+    if unknown:
+        print(f"unknown figure {', '.join(sorted(unknown))}; names: {', '.join(ALL_NAMES)}")
+        return 64
+
+    # Ctrl-C and SIGTERM (run.sh's trap sends it) end us through the same clean-up. SIGINT is
+    # set explicitly: run.sh starts us in the background, where bash makes us ignore it.
+    def on_signal(sig, frame):
+        # Once: a second signal must not interrupt the clean-up itself.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    ctx = Ctx(a.work, a.tools, a.bin, a.quick)
+    header = [f"SyncBadge benchmarks, {time.strftime('%Y-%m-%d %H:%M:%S %z')}",
+              f"machine: {machine()}",
+              f"command: {a.command or ' '.join(map(shlex.quote, sys.argv))}",
+              f"binaries: {a.bin}" + (" (quick run: smaller sizes)" if a.quick else "")]
+    for h in header:
+        print(h)
+    rows, failures = [], []
+    t_start = now()
+    try:
+        for names, fn in FIGURES:
+            wanted = only.intersection(names)
+            if not wanted:
+                continue
+            t = now()
+            print(f"[{'/'.join(names)}]", flush=True)
+            try:
+                got = fn(ctx, wanted)
+            except BenchError as e:
+                failures.append(f"{'/'.join(names)}: {e}")
+                print(f"  !! {e}", flush=True)
+                ctx.cleanup()
+                continue
+            for r in got:
+                rows.append(r)
+                print(f"  = {r.name}: {r.value} vs {r.baseline}" + (f" ({r.note})" if r.note else ""),
+                      flush=True)
+            print(f"  ({now() - t:.1f} s)", flush=True)
+    except KeyboardInterrupt:
+        print("\ninterrupted: cleaning up")
+        ctx.cleanup()
+        return 130
+    finally:
+        ctx.cleanup()
+    text, md = table(rows)
+    notes = [f"{r.name}: {r.note}" for r in rows if r.note] + ctx.notes
+    print()
+    print(text)
+    for n in notes:
+        print(f"note: {n}")
+    for f in failures:
+        print(f"FAILED: {f}")
+    print(f"total {now() - t_start:.0f} s; written to {a.out}")
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    with open(a.out, "w") as f:
+        f.write(f"# {header[0]}\n\n")
+        for h in header[1:]:
+            f.write(f"- {h}\n")
+        f.write("\n" + md + "\n\n")
+        for n in notes:
+            f.write(f"- note: {n}\n")
+        for fl in failures:
+            f.write(f"- FAILED: {fl}\n")
+        f.write(f"\nTotal {now() - t_start:.0f} s.\n")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
