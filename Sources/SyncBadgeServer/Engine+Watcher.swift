@@ -86,10 +86,7 @@ extension Engine {
     /// in it to list again, and every change subscriber to ask for `CHANGES` again.
     func rootRescanned(_ root: [UInt8], _ scan: RootScan) {
         guard let i = rootInfoIndex(root), !roots[i].scanning else { return }
-        roots[i].ignoreFile = scan.ignoreFile
-        tree.setRules(root: root, rules: rules(for: root, file: scan.ignoreFile, defaults: roots[i].ignoreDefaults))
-        tree.reconcile(root: root, scan: scan.scan)
-        roots[i].degraded = scan.degraded
+        reconcile(i, scan)
         publishChanges()
         for (node, sessions) in observers where tree.record(node).kind == .dir {
             let p = tree.path(node)
@@ -112,12 +109,19 @@ extension Engine {
             roots[i].error = nil
             tree.clearRootError(root)
         }
+        let wasDegraded = roots[i].degraded
+        reconcile(i, scan)
+        if tree.lastGen != before { resetChanges(root) }
+        if tree.lastGen != before || wasDegraded != scan.degraded { pushRoot(root) }
+    }
+
+    /// Makes root `i` match a fresh scan: its ignore file, its rules, its entries, whether it is
+    /// fully watched.
+    func reconcile(_ i: Int, _ scan: RootScan) {
+        let root = roots[i].path
         roots[i].ignoreFile = scan.ignoreFile
         tree.setRules(root: root, rules: rules(for: root, file: scan.ignoreFile, defaults: roots[i].ignoreDefaults))
         tree.reconcile(root: root, scan: scan.scan)
-        let wasDegraded = roots[i].degraded
         roots[i].degraded = scan.degraded
-        if tree.lastGen != before { resetChanges(root) }
-        if tree.lastGen != before || wasDegraded != scan.degraded { pushRoot(root) }
     }
 }

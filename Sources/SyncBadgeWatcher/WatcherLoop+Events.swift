@@ -151,16 +151,23 @@ extension WatcherLoop {
 
     func rootVanished(_ wd: Int32, path: [UInt8], reason: String) {
         guard rootWds[path] == wd else { return }
-        rootWds.removeValue(forKey: path)
+        unwatchRoot(path)
+        logger.warning("root vanished; it is watched again when it comes back", metadata: ["root": "\(PathBytes.display(path))", "reason": "\(reason)"])
+        emit(.rootVanished(root: path, reason: reason))
+        awaitReturn(path)
+    }
+
+    /// Drops a root's watches and everything kept about watching it; what is kept about the
+    /// root itself (its identity, whether it was a mount point) is the caller's to drop.
+    func unwatchRoot(_ path: [UInt8]) {
+        timers.rescans.removeValue(forKey: path)
+        timers.degradedDelay.removeValue(forKey: path)
+        guard let wd = rootWds.removeValue(forKey: path) else { return }
         forget(wd, rmWatch: true)
         watchesByRoot.removeValue(forKey: wd)
         degraded.remove(wd)
         limitLogged.remove(wd)
-        timers.rescans.removeValue(forKey: path)
         updateCounts()
-        logger.warning("root vanished; it is watched again when it comes back", metadata: ["root": "\(PathBytes.display(path))", "reason": "\(reason)"])
-        emit(.rootVanished(root: path, reason: reason))
-        awaitReturn(path)
     }
 
     /// Events were lost: rescan every root now, or after a backoff when overflows repeat (a
@@ -182,10 +189,7 @@ extension WatcherLoop {
         let seen = scanSeen ?? []
         scanSeen = nil
         for w in before where !seen.contains(w) { forget(w, rmWatch: true) }
-        if let newWd, newWd != wd {
-            rootWds[path] = newWd
-            if degraded.remove(wd) != nil { degraded.insert(newWd) }
-        }
+        if let newWd { rootWds[path] = newWd }
         updateCounts()
         return rootScan(path, scan: scan, wd: newWd ?? wd)
     }
@@ -216,14 +220,7 @@ extension WatcherLoop {
             case .addRoot(let path, let token, let identities):
                 emit(.rootAdded(root: path, token: token, result: addRoot(path, identities: identities)))
             case .removeRoot(let path):
-                if let wd = rootWds.removeValue(forKey: path) {
-                    forget(wd, rmWatch: true)
-                    watchesByRoot.removeValue(forKey: wd)
-                    degraded.remove(wd)
-                    limitLogged.remove(wd)
-                    updateCounts()
-                }
-                timers.rescans.removeValue(forKey: path)
+                unwatchRoot(path)
                 stopAwaitingReturn(path)
                 mountPointRoots.remove(path)
                 rootIdentity.removeValue(forKey: path)
