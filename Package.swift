@@ -69,6 +69,16 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // `make reliability`'s fast-forward soak: the daemon in-process, fed synthetic events.
+        .executableTarget(
+            name: "syncbadge-soak",
+            dependencies: [
+                "SyncBadgeServer", "SyncBadgeClient", "SyncBadgeCore", "SyncBadgeWatcher",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(name: "SyncBadgeCoreTests", dependencies: ["SyncBadgeCore"], swiftSettings: strict),
         .testTarget(
             name: "SyncBadgeWatcherTests",
@@ -88,7 +98,7 @@ let package = Package(
         // End-to-end: the real binaries against real temporary directories.
         .testTarget(
             name: "SyncBadgeClientTests",
-            dependencies: ["SyncBadgeClient", "syncbadged", "syncbadge"],
+            dependencies: ["SyncBadgeClient", "syncbadged", "syncbadge", "syncbadge-soak"],
             swiftSettings: strict
         ),
     ]

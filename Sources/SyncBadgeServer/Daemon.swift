@@ -95,6 +95,14 @@ public final class Daemon {
         if more { engine.eventLoop.execute { drain(inbox, into: engine) } }
     }
 
+    /// A function that applies events as if the watcher had reported them, returning once they
+    /// are applied (pushed, and queued for the store). The fast-forward soak (`syncbadge-soak`)
+    /// drives the whole daemon this way, millions of events faster than a file system makes them.
+    @_spi(Soak) public func injector() -> @Sendable ([FileEvent]) throws -> Void {
+        let engine = self.engine
+        return { events in try engine.eventLoop.submit { engine.value.apply(events) }.wait() }
+    }
+
     static func loadBadges(_ dir: String) throws -> [Badge] {
         let manifest = dir + "/badges.tsv"
         guard let text = try? String(contentsOfFile: manifest, encoding: .utf8) else {

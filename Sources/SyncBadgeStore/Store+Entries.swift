@@ -31,15 +31,18 @@ extension Store {
             rootIDs[path] = id
             return id
         }
+        // Two statements, not one with `OR`: SQLite answers `path = ? OR (range)` with a scan of
+        // the whole root, which made every deletion cost as much as the root is large.
+        let deleteOne = try db.cachedStatement(sql: "DELETE FROM entry WHERE rootId = ? AND path = ?")
+        let deleteBelow = try db.cachedStatement(sql: "DELETE FROM entry WHERE rootId = ? AND path >= ? AND path < ?")
         for d in changes.deletions {
             guard let root = try rootID(d.root, create: false) else { continue }
             if d.relativePath.isEmpty {
                 try db.execute(sql: "DELETE FROM entry WHERE rootId = ?", arguments: [root])
             } else {
-                // The entry and everything below it: paths between "p/" and "p0" ('0' follows '/').
-                try db.execute(
-                    sql: "DELETE FROM entry WHERE rootId = ? AND (path = ? OR (path >= ? AND path < ?))",
-                    arguments: [root, Data(d.relativePath), Data(d.relativePath + [0x2F]), Data(d.relativePath + [0x30])])
+                try deleteOne.execute(arguments: [root, Data(d.relativePath)])
+                // Everything below it: paths between "p/" and "p0" ('0' follows '/').
+                try deleteBelow.execute(arguments: [root, Data(d.relativePath + [0x2F]), Data(d.relativePath + [0x30])])
             }
         }
         let upsert = try db.cachedStatement(sql: """
