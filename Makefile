@@ -57,15 +57,17 @@ bench: release
 reliability: release
 	SYNCBADGE_BIN=$(RELEASE_BIN) python3 Reliability/run.py $(RELIABILITY_ARGS)
 
-# libFuzzer over the line codec and the request parser: SECONDS=N (default 60). Crashes land
-# in $(SCRATCH)/fuzz/crash-*; keep each one in Fuzz/regressions/ (replayed by `make test`).
+# libFuzzer over the line codec and the request parser: SECONDS=N (default 60), or until
+# RUNS=N executions when that comes first. Crashes land in $(SCRATCH)/fuzz/crash-*; keep each
+# one in Fuzz/regressions/ (replayed by `make test`).
 SECONDS ?= 60
+RUNS ?= -1
 FUZZ_DIR = $(SCRATCH)/fuzz
 fuzz:
 	mkdir -p $(FUZZ_DIR)/corpus
 	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name SyncBadgeFuzz \
 	  Sources/SyncBadgeCore/*.swift Fuzz/FuzzChecks.swift Fuzz/FuzzMain.swift -o $(FUZZ_DIR)/fuzz-codec
-	$(FUZZ_DIR)/fuzz-codec -max_total_time=$(SECONDS) -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/ \
+	$(FUZZ_DIR)/fuzz-codec -max_total_time=$(SECONDS) -runs=$(RUNS) -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/ \
 	  $(FUZZ_DIR)/corpus Fuzz/corpus
 
 # Release binaries with the Swift runtime linked in: no shared Swift libraries to load, so

@@ -232,8 +232,10 @@ class Client:
             left = deadline - now()
             if left <= 0:
                 raise Timeout()
-            r, _, _ = select.select([self.sock], [], [], left)
-            if not r:
+            # poll, not select: the 1,000-connection flood has descriptors past FD_SETSIZE.
+            p = select.poll()
+            p.register(self.sock, select.POLLIN)
+            if not p.poll(left * 1000):
                 raise Timeout()
             try:
                 chunk = self.sock.recv(1 << 16)

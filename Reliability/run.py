@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import CaseFail, CaseSkip, Context  # noqa: E402
 # Importing a case module registers its cases, in this order.
-import crash_storm, overflow, watch_limit, vanished_root, store_trouble, floods, security, soak, soak_inprocess  # noqa: E402,F401
+import crash_storm, overflow, watch_limit, vanished_root, store_trouble, floods, security, soak, soak_inprocess, leaks  # noqa: E402,F401
 
 
 def compile_helpers(workdir):

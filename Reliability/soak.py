@@ -137,6 +137,10 @@ def run(ctx):
         check(not errors, f"soak client failed: {errors[:3]}")
         check(now() < deadline, f"only {n} of {target} events after {now() - t0:.0f}s")
         check(daemon.alive(), "daemon died during the soak")
+        # The admin and the claiming provider read what they are sent, as real clients do
+        # (every client gets `* ROOT`); one that never reads is flood-slow-reader's case.
+        admin.drain_pushes(0.01)
+        provider.drain_pushes(0.01)
         stop.wait(0.5)              # a progress sampling period, not a wait for a result
     stop.set()
     writer.terminate()

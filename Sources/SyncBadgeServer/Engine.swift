@@ -197,15 +197,22 @@ final class Engine {
     func pushRoot(_ path: [UInt8]) {
         guard let info = roots.first(where: { $0.path == path }) else { return }
         let line = rootLine("*", info)
-        for s in sessions.values where s.role != nil { s.push(line, for: nil) }
+        for s in sessions.values where s.role != nil { s.pushRoot(line, root: path) }
     }
 
     func pushRootRemoved(_ path: [UInt8]) {
+        let line = currentRootLine(path)
+        for s in sessions.values where s.role != nil { s.pushRoot(line, root: path) }
+    }
+
+    /// `* ROOT` as the root is now: its state, or `removed` once it is no root any more.
+    func currentRootLine(_ path: [UInt8]) -> WireLine {
+        if let info = roots.first(where: { $0.path == path }) { return rootLine("*", info) }
         var line = WireLine("*")
         line.word("ROOT")
         line.field(path)
         line.word("removed")
-        for s in sessions.values where s.role != nil { s.push(line, for: nil) }
+        return line
     }
 
     func writeReset(_ node: StateTree.NodeID, to s: Session) {

@@ -28,6 +28,8 @@ final class Session: ChannelInboundHandler {
     var droppedPushes: Set<StateTree.NodeID> = []
     /// Roots whose change feed lost pushes for a slow reader.
     var droppedChanges: Set<[UInt8]> = []
+    /// Roots whose `* ROOT` pushes were dropped for a slow reader: it gets their latest line.
+    var droppedRoots: Set<[UInt8]> = []
     /// Roots whose change feed this connection subscribed to.
     var subscriptions: Set<[UInt8]> = []
     /// A provider's menu items by kind, in definition order.
@@ -79,7 +81,9 @@ final class Session: ChannelInboundHandler {
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         guard context.channel.isWritable else { return }
         resumeReadingIfDrained()
-        guard !droppedPushes.isEmpty || !droppedChanges.isEmpty else { return }
+        guard !droppedPushes.isEmpty || !droppedChanges.isEmpty || !droppedRoots.isEmpty else { return }
+        for root in droppedRoots { write(engine.currentRootLine(root)) }
+        droppedRoots.removeAll()
         for node in droppedPushes where observing[node] != nil {
             engine.writeReset(node, to: self)
         }
@@ -185,6 +189,18 @@ final class Session: ChannelInboundHandler {
         engine.markDirty(self)
     }
 
+    /// A `* ROOT` push: for a slow reader, only the root's latest line once it catches up.
+    /// Every client gets these, so a client that never reads would otherwise hold them all.
+    func pushRoot(_ line: WireLine, root: [UInt8]) {
+        guard isActive else { return }
+        if isBackedUp {
+            droppedRoots.insert(root)
+            return
+        }
+        write(line)
+        engine.markDirty(self)
+    }
+
     /// A `* CHANGED` push: dropped for a slow reader, replaced by `* RESET-CHANGES <root>`.
     func pushChange(_ line: WireLine, root: [UInt8]) {
         guard isActive else { return }
@@ -203,8 +219,19 @@ final class Session: ChannelInboundHandler {
 
     func flush() {
         guard let context, out.readableBytes > 0 else { return }
-        let chunk = out
-        out.clear()
+        // A write held by a client that does not read keeps its buffer's whole storage alive:
+        // a 70-byte push must not pin a buffer grown for a big listing. Small chunks are copied
+        // into buffers of their own size; a mostly full buffer is handed over as it is.
+        let chunk: ByteBuffer
+        if out.readableBytes * 2 >= out.capacity {
+            chunk = out
+            out = context.channel.allocator.buffer(capacity: 4096)
+        } else {
+            var exact = context.channel.allocator.buffer(capacity: out.readableBytes)
+            exact.writeBuffer(&out)
+            chunk = exact
+            out.clear()
+        }
         context.writeAndFlush(wrapOutboundOut(chunk), promise: nil)
         if !context.channel.isWritable {
             // Stop reading requests from a client that does not read its answers.

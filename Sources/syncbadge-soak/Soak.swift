@@ -154,7 +154,10 @@ struct Plan: Sendable {
         threads.append(Thread {
             do {
                 while shared.isRunning {
-                    let n = try provider.withLock { try syncPending($0, root: root, limit: 500) }
+                    let n = try provider.withLock { c in
+                        try drainPushes(c)
+                        return try syncPending(c, root: root, limit: 500)
+                    }
                     shared.synced.add(n, ordering: .relaxed)
                     if n == 0 { usleep(2000) }  // nothing pending: the generator is between batches
                 }
@@ -185,6 +188,7 @@ struct Plan: Sendable {
                 let rss = residentBytes()
                 if warm == 0 && done >= events / 5 { warm = rss }
                 if done >= events * 3 / 5 { lateMax = max(lateMax, rss) }
+                try drainPushes(admin)
                 let s = try stats(admin)
                 let rate = Double(done) / Date().timeIntervalSince(start)
                 print("\(done) events (\(Int(rate))/s): rss \(mib(rss)), fds \(openFDs()), pushes read \(shared.pushes.load(ordering: .relaxed)), SETs \(shared.synced.load(ordering: .relaxed)), clients come and gone \(shared.churned.load(ordering: .relaxed)), \(describe(s))")
@@ -229,6 +233,12 @@ struct Plan: Sendable {
             throw ExitCode(1)
         }
     }
+}
+
+/// Takes the pushes that arrived while waiting for answers: a client keeps them until read,
+/// and this process's RSS is the daemon's and the clients' together.
+func drainPushes(_ c: Connection) throws {
+    while try c.nextPush(timeout: 0) != nil {}
 }
 
 /// Reads everything pending under `root` (at most `limit`) and sets it synced at its gen.
