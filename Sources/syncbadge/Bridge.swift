@@ -8,6 +8,7 @@ import SyncBadgeClient
 /// scripts that cannot open a Unix socket. The client speaks the protocol itself.
 struct Bridge: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "bridge",
         abstract: "Relay standard input and output to the daemon's socket (for shells and scripts).",
         discussion: "Starts the daemon if none answers (unless --no-spawn). Exits when either side closes.")
 

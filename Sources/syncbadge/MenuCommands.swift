@@ -6,6 +6,7 @@ import SyncBadgeCore
 /// `syncbadge menu`: the context menu a file browser would show.
 struct Menu: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "menu",
         abstract: "List the menu items for paths, with the ids `syncbadge action` takes.",
         discussion: "Items come from the sync engine that claimed the root, then the built-in ones (Ignore, Stop ignoring, Show details).")
 
@@ -41,6 +42,7 @@ struct Menu: ParsableCommand {
 /// `syncbadge action`: trigger a menu item.
 struct Action: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "action",
         abstract: "Trigger a menu item on paths (ids from `syncbadge menu`).",
         discussion: "Built-in: syncbadge.ignore, syncbadge.unignore, syncbadge.details (prints the details). Others go to the sync engine that claimed the root.")
 
@@ -67,7 +69,7 @@ struct Action: ParsableCommand {
 
 /// `syncbadge toolbar`: the sync engines' toolbar items.
 struct Toolbar: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the toolbar item of each sync engine.")
+    static let configuration = CommandConfiguration(commandName: "toolbar", abstract: "Show the toolbar item of each sync engine.")
 
     @OptionGroup var connection: ConnectionOptions
     @Flag(help: "JSON Lines output.") var json = false

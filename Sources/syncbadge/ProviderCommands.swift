@@ -63,6 +63,7 @@ struct SetState: ParsableCommand {
 /// `syncbadge changes`: what a sync engine has to upload.
 struct Changes: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "changes",
         abstract: "List the pending paths of a root (as a sync engine); --follow streams new changes.",
         discussion: """
             Prints one path per line (with -z: NUL-terminated and unescaped, safe for any file \

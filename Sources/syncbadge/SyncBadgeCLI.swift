@@ -6,6 +6,9 @@ import Foundation
 import SyncBadgeClient
 import SyncBadgeCore
 
+// Every command names itself: the default name comes from `String(describing: Self.self)`,
+// whose dynamic casts scan every protocol conformance of the static binary, for each
+// subcommand, on every start (a third of `syncbadge status`'s start-up time).
 @main
 struct SyncBadgeCLI: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -25,6 +28,7 @@ struct SyncBadgeCLI: ParsableCommand {
 
 struct Add: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "add",
         abstract: "Register a directory as a root: watch it and track every entry in it.",
         discussion: "Returns once every directory is watched and every entry indexed.")
 
@@ -44,7 +48,7 @@ struct Add: ParsableCommand {
 }
 
 struct Remove: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Stop watching a root and forget its states.")
+    static let configuration = CommandConfiguration(commandName: "remove", abstract: "Stop watching a root and forget its states.")
 
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "The root to remove.") var dir: String
@@ -58,7 +62,7 @@ struct Remove: ParsableCommand {
 }
 
 struct Roots: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the registered roots and their states.")
+    static let configuration = CommandConfiguration(commandName: "roots", abstract: "List the registered roots and their states.")
 
     @OptionGroup var connection: ConnectionOptions
     @Flag(help: "JSON Lines output.") var json = false
@@ -91,6 +95,7 @@ struct Roots: ParsableCommand {
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "status",
         abstract: "Show the state of paths (default: the current directory).",
         discussion: "A directory's state is the worst in its subtree; its counts say how many entries are in each state.")
 
@@ -136,7 +141,7 @@ struct Status: ParsableCommand {
 }
 
 struct Ls: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List a directory's entries with their badges (default: the current directory).")
+    static let configuration = CommandConfiguration(commandName: "ls", abstract: "List a directory's entries with their badges (default: the current directory).")
 
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "The directory to list.") var dir: String = "."
@@ -154,7 +159,7 @@ struct Ls: ParsableCommand {
 }
 
 struct Badges: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the badge set: id, glyph, ASCII fallback, label and image.")
+    static let configuration = CommandConfiguration(commandName: "badges", abstract: "Show the badge set: id, glyph, ASCII fallback, label and image.")
 
     @OptionGroup var connection: ConnectionOptions
     @Flag(help: "JSON Lines output.") var json = false

@@ -13,6 +13,7 @@ private let resized = Atomic<Bool>(false)
 /// A live view of one directory, driven by `OBSERVE` pushes.
 struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "watch",
         abstract: "Watch a directory's badges change live (default: the current directory).",
         discussion: """
             On a terminal the view redraws in place (a summary line, then one line per entry, with \
