@@ -8,11 +8,10 @@ extension StateTree {
         else { return nil }
         var id = root.node
         for c in rel.dropLast() {
-            let name = Array(c)
-            if let child = nodes[Int(id)].children[name], nodes[Int(child)].record.kind == .dir {
+            if let child = nodes[Int(id)].children[NameKey(c)], nodes[Int(child)].record.kind == .dir {
                 id = child
             } else {
-                id = upsert(parent: id, name: name, kind: .dir, identity: nil)
+                id = upsert(parent: id, name: Array(c), kind: .dir, identity: nil)
             }
         }
         return (id, Array(last))
@@ -21,7 +20,7 @@ extension StateTree {
     /// Applies a local change to the child `name` of `parent`, creating it if needed.
     @discardableResult
     mutating func upsert(parent: NodeID, name: [UInt8], kind: EntryKind, identity: FileIdentity?) -> NodeID {
-        if let id = nodes[Int(parent)].children[name] {
+        if let id = nodes[Int(parent)].children[NameKey(name)] {
             let old = nodes[Int(id)].record
             touch(id)
             if old.kind == .dir && kind != .dir {
@@ -51,7 +50,7 @@ extension StateTree {
         lastGen += 1
         let id = allocate(Node(parent: parent, name: name, record: EntryRecord(kind: kind, state: .pending, gen: lastGen)))
         touchNew(id)
-        nodes[Int(parent)].children[name] = id
+        nodes[Int(parent)].children[NameKey(name)] = id
         applyNewEntryIgnore(id, rules: rules(of: id))
         addToAncestors(of: id, contribution(id), sign: 1)
         return id
@@ -64,7 +63,8 @@ extension StateTree {
     /// Frees every child of a directory (recording removals of those that existed when `path`
     /// is given).
     mutating func dropChildren(_ id: NodeID, path: [UInt8]?) {
-        for (name, child) in nodes[Int(id)].children {
+        for child in nodes[Int(id)].children.values {
+            let name = nodes[Int(child)].name
             detach(child, recordAs: path.map { PathBytes.join($0, name) })
         }
     }
@@ -119,8 +119,8 @@ extension StateTree {
         var scan = ScanTree()
         var stack: [(NodeID, Int32)] = [(id, -1)]
         while let (dir, parentIndex) = stack.popLast() {
-            for (name, child) in nodes[Int(dir)].children where nodes[Int(child)].record.kind != .gone {
-                let index = scan.append(parent: parentIndex, name: name, kind: nodes[Int(child)].record.kind)
+            for child in nodes[Int(dir)].children.values where nodes[Int(child)].record.kind != .gone {
+                let index = scan.append(parent: parentIndex, name: nodes[Int(child)].name, kind: nodes[Int(child)].record.kind)
                 if nodes[Int(child)].record.kind == .dir { stack.append((child, index)) }
             }
         }
@@ -136,7 +136,7 @@ extension StateTree {
         var seen = Set<NodeID>([root.node])
         for (i, e) in scan.entries.enumerated() {
             let parent = e.parent < 0 ? root.node : ids[Int(e.parent)]
-            let existing = nodes[Int(parent)].children[e.name]
+            let existing = nodes[Int(parent)].children[NameKey(e.name)]
             if let id = existing, !nodes[Int(id)].record.isTombstone, nodes[Int(id)].record.kind == e.kind,
                StateMachine.identityUnchanged(nodes[Int(id)].record, identity: e.identity) {
                 ids[i] = id

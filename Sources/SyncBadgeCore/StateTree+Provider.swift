@@ -40,7 +40,7 @@ extension StateTree {
             if n.record.state == .pending { out.append(id) }
             guard n.counts[.pending] > 0 else { continue }
             // Reversed name order on the stack: popped in name order, so the listing is stable.
-            for (_, child) in n.children.sorted(by: { $1.key.lexicographicallyPrecedes($0.key) }) { stack.append(child) }
+            for (_, child) in n.children.sorted(by: { $1.key.bytes.lexicographicallyPrecedes($0.key.bytes) }) { stack.append(child) }
         }
         return out
     }

@@ -76,12 +76,13 @@ extension StateTree {
             let comps = e.relativePath.split(separator: PathBytes.slash, omittingEmptySubsequences: true)
             var ok = true
             for c in comps.dropLast() {
-                guard let child = nodes[Int(parent)].children[Array(c)] else { ok = false; break }
+                guard let child = nodes[Int(parent)].children[NameKey(c)] else { ok = false; break }
                 parent = child
             }
             guard ok, let last = comps.last else { continue }
-            let id = allocate(Node(parent: parent, name: Array(last), record: e.record))
-            nodes[Int(parent)].children[Array(last)] = id
+            let name = Array(last)
+            let id = allocate(Node(parent: parent, name: name, record: e.record))
+            nodes[Int(parent)].children[NameKey(name)] = id
             added.append(id)
         }
         // Counts bottom-up: every entry was added after its parent.

@@ -474,7 +474,7 @@ private struct Harness {
         var stack: [(StateTree.NodeID, String)] = [(rootID, "")]
         while let (id, rel) = stack.popLast() {
             for (name, child) in tree.nodes[Int(id)].children {
-                let n = String(decoding: name, as: UTF8.self)
+                let n = String(decoding: name.bytes, as: UTF8.self)
                 let childRel = rel.isEmpty ? n : rel + "/" + n
                 treePaths[childRel] = child
                 stack.append((child, childRel))

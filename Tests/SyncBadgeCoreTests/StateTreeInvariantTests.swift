@@ -60,8 +60,8 @@ import Testing
                 if t.find(t.path(id)) != id {
                     problems.append("\(path): find does not lead back to the node")
                 }
-                for (name, child) in t.nodes[Int(id)].children where t.parent(child) != id || t.name(child) != name {
-                    problems.append("\(path): child \(text(name)) is linked wrongly")
+                for (name, child) in t.nodes[Int(id)].children where t.parent(child) != id || t.name(child)[...] != name.bytes {
+                    problems.append("\(path): child \(text(Array(name.bytes))) is linked wrongly")
                 }
                 let p = t.parent(id)
                 if p >= 0, !t.isRoot(p), t.record(p).state == .ignored, rec.state != .ignored {
@@ -88,7 +88,7 @@ import Testing
         bad2.nodes[Int(x)].record.state = .error
         #expect(violations(bad2).contains { $0.hasPrefix("/r: counts") })
         var bad3 = t
-        bad3.nodes[Int(a)].children.removeValue(forKey: b("x"))
+        bad3.nodes[Int(a)].children.removeValue(forKey: StateTree.NameKey(b("x")))
         #expect(violations(bad3).contains { $0.hasPrefix("liveCount") })
     }
 
