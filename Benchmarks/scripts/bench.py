@@ -514,9 +514,10 @@ def fig_prompt(ctx, only):
         "a loop of N prompts: the hook (`_syncbadge_precmd`) then the prompt's expansion "
         "(`print -P -v`, `${PS1@P}`), against the same loop with neither the hook nor the "
         "script loaded. Not measured: the line editor, drawing, zle -F pushes, and (bash) the "
-        "bridge's start. 'Same directory' is the common prompt (reads what was pushed, never "
-        "waits); 'a cd before every prompt' adds a round trip (UNOBSERVE/OBSERVE/STATUS) each time, "
-        "and the baseline does the cd too.")
+        "bridge's start. zsh: 'same directory' reads what was pushed and never waits; 'a cd before "
+        "every prompt' adds a round trip (UNOBSERVE/OBSERVE/STATUS). bash: one STATUS round trip "
+        "per prompt either way (bash reads a pipe a byte per system call, so an OBSERVE listing "
+        "cost more than the round trip). The baseline does the cd too.")
     return out
 
 

@@ -8,10 +8,12 @@
 # outside every root, and while no daemon answers, it is empty.
 #
 # How: one coprocess per shell, `syncbadge bridge --no-spawn`, relays the protocol to the
-# daemon's socket. PROMPT_COMMAND reads what the daemon pushed meanwhile (never waiting), and
-# when the directory changed sends UNOBSERVE/OBSERVE/STATUS in one write and reads until the
-# STATUS's final line: one round trip, at most SYNCBADGE_TIMEOUT seconds. Nothing is forked per
-# prompt; the bridge is started again only after the daemon went away, at a later prompt.
+# daemon's socket. PROMPT_COMMAND sends one STATUS for the directory and reads until its final
+# line: one round trip, at most SYNCBADGE_TIMEOUT seconds. It does not OBSERVE (zsh does, to
+# redraw without a keypress): bash reads a pipe one byte per system call, and the listing that
+# OBSERVE answers made every `cd` cost milliseconds, where a STATUS line costs a fraction of
+# one. Nothing is forked per prompt; the bridge is started again only after the daemon went
+# away, at a later prompt.
 #
 # Options (read at every prompt):
 #   SYNCBADGE_ASCII=1      the badges' ASCII fallbacks instead of their glyphs
@@ -30,9 +32,8 @@ _syncbadge_out=        # our copy of its stdin (write end)
 _syncbadge_pid=
 _syncbadge_epoch=      # the daemon's epoch: a new one drops every cached answer
 _syncbadge_retry=0     # EPOCHREALTIME before which no new connection is tried
-_syncbadge_seq=0       # request tags: o<seq> OBSERVE, s<seq> STATUS, u<seq> UNOBSERVE
-_syncbadge_dir=        # the directory asked about (wire form); empty: ask again
-_syncbadge_observed=   # the directory observed (wire form), for UNOBSERVE
+_syncbadge_seq=0       # request tags: s<seq> STATUS
+_syncbadge_dir=        # the directory asked about (wire form)
 _syncbadge_state=      # its state (empty: nothing to show)
 _syncbadge_counts=     # its counts= option
 _syncbadge_partial=    # a line read only in part when a read timed out
@@ -106,35 +107,17 @@ _syncbadge_close() {
     [[ -n $_syncbadge_in ]] && exec {_syncbadge_in}<&-
     [[ -n $_syncbadge_pid ]] && kill "$_syncbadge_pid" 2>/dev/null
     _syncbadge_in= _syncbadge_out= _syncbadge_pid= _syncbadge_partial=
-    _syncbadge_dir= _syncbadge_observed= _syncbadge_state= _syncbadge_counts=
+    _syncbadge_dir= _syncbadge_state= _syncbadge_counts=
 }
 
 # One line from the daemon: an answer (by its tag) or a push (`*`).
 _syncbadge_line() {
     local - IFS=' '
     set -f
-    local f=($1) k v p
+    local f=($1) k v
     case ${f[0]} in
     '*')
         case ${f[1]} in
-        ITEM)
-            if [[ ${f[2]} == "$_syncbadge_dir" ]]; then
-                _syncbadge_state=${f[3]} _syncbadge_counts=
-                for v in "${f[@]:4}"; do [[ $v == counts=* ]] && _syncbadge_counts=${v#counts=}; done
-            fi ;;
-        GONE|RESET)
-            # The directory (or what we know of it) went away: ask again at the next prompt.
-            if [[ ${f[2]} == "$_syncbadge_dir" ]]; then
-                [[ ${f[1]} == GONE ]] && _syncbadge_observed=
-                _syncbadge_dir=
-            fi ;;
-        ROOT)
-            # A root appeared, changed or went: ask again if it may cover the directory now.
-            p=$_syncbadge_dir
-            if [[ -n $p && ( $p == "${f[2]}" || $p == "${f[2]}"/* ) ]] &&
-               [[ -z $_syncbadge_state || $_syncbadge_state == outside || ${f[3]} == removed ]]; then
-                _syncbadge_dir=
-            fi ;;
         BYE) _syncbadge_close; return 1 ;;
         esac ;;
     h)
@@ -161,8 +144,6 @@ _syncbadge_line() {
                 esac
             done
         fi ;;
-    o*)
-        [[ ${f[1]} == ERR && ${f[0]} == "o$_syncbadge_seq" ]] && _syncbadge_observed= ;;
     s*)
         [[ ${f[0]} == "s$_syncbadge_seq" ]] || return 0
         case ${f[1]} in
@@ -311,7 +292,7 @@ _syncbadge_precmd() {
     local -
     set +u
     _syncbadge_timeout; timeout=$REPLY
-    # What the daemon pushed since the last prompt (never waits).
+    # What the daemon pushed since the last prompt (`* ROOT`, `* BYE`; never waits).
     [[ -n $_syncbadge_in ]] && _syncbadge_read "" 0
     local fresh=0
     if [[ -z $_syncbadge_in ]]; then
@@ -325,21 +306,15 @@ _syncbadge_precmd() {
             _syncbadge_pwd=$PWD _syncbadge_pwdenc=$REPLY
         fi
         local dir=$_syncbadge_pwdenc
-        if [[ $dir != "$_syncbadge_dir" ]]; then
-            # One round trip: leave the old directory, observe the new one, ask its state.
-            (( _syncbadge_seq++ ))
-            local req=
-            [[ -n $_syncbadge_observed && $_syncbadge_observed != "$dir" ]] &&
-                req+="u$_syncbadge_seq UNOBSERVE $_syncbadge_observed"$'\n'
-            [[ $_syncbadge_observed != "$dir" ]] && req+="o$_syncbadge_seq OBSERVE $dir"$'\n'
-            req+="s$_syncbadge_seq STATUS $dir"$'\n'
-            _syncbadge_dir=$dir _syncbadge_observed=$dir _syncbadge_state= _syncbadge_counts=
-            if _syncbadge_send "$req"; then
-                # A fresh bridge first has to start: give it longer, it exits at once
-                # (end of file) when no daemon answers.
-                (( fresh )) && timeout=1000000
-                _syncbadge_read "s$_syncbadge_seq" "$timeout"
-            fi
+        # Another directory shows nothing until its answer came (a late answer to an older
+        # request is ignored by its tag).
+        [[ $dir != "$_syncbadge_dir" ]] && _syncbadge_dir=$dir _syncbadge_state= _syncbadge_counts=
+        (( _syncbadge_seq++ ))
+        if _syncbadge_send "s$_syncbadge_seq STATUS $dir"$'\n'; then
+            # A fresh bridge first has to start: give it longer, it exits at once
+            # (end of file) when no daemon answers.
+            (( fresh )) && timeout=1000000
+            _syncbadge_read "s$_syncbadge_seq" "$timeout"
         fi
         [[ -n $_syncbadge_in ]] && _syncbadge_retry=0
     fi
