@@ -125,7 +125,7 @@ extension Engine {
     /// which a timer with backoff tries until the disk takes it.
     func scheduleCommit(_ done: ((Result<Void, Error>) -> Void)? = nil) {
         if let done { nextCommitWaiters.append(done) }
-        guard !commitInFlight, tree.hasStoreChanges || !nextCommitWaiters.isEmpty || !unstored.isEmpty else { return }
+        guard !commitInFlight, rootRowsPending == 0, tree.hasStoreChanges || !nextCommitWaiters.isEmpty || !unstored.isEmpty else { return }
         let fresh = tree.drainStoreChanges()
         let batches = unstored + (fresh.isEmpty ? [] : [fresh])
         let waiters = nextCommitWaiters

@@ -266,22 +266,23 @@ extension Engine {
             }
             let stored = StoredRoot(path: path, ignoreDefaults: roots[i].ignoreDefaults)
             let store = self.store
-            // The root row first; its entries follow with the next group commit.
+            // The root row first; its entries follow with the next group commit, once the
+            // answer is out.
+            rootRowsPending += 1
             storeWork {
                 try store.addRoot(stored)
             }.assumeIsolated().whenComplete { result in
-                self.scheduleCommit()
+                self.rootRowsPending -= 1
                 self.pushRoot(path)
-                guard let s = pending.session, s.isActive else {
-                    self.flushDirty()
-                    return
+                if let s = pending.session, s.isActive {
+                    switch result {
+                    case .success: s.ok(pending.tag)
+                    case .failure(let e): s.error(pending.tag, "internal", message: Array("cannot store the root: \(e)".utf8))
+                    }
+                    s.resume()
                 }
-                switch result {
-                case .success: s.ok(pending.tag)
-                case .failure(let e): s.error(pending.tag, "internal", message: Array("cannot store the root: \(e)".utf8))
-                }
-                s.resume()
                 self.flushDirty()
+                self.scheduleCommit()
             }
         case .failure(let error):
             let message: String
