@@ -77,7 +77,9 @@ fuzz:
 # Release binaries with the Swift runtime linked in: no shared Swift libraries to load, so
 # `syncbadge status` starts fast.
 release: deps
-	$(SWIFT) build $(RELEASE_FLAGS)
+	# Our products by name: building every product would also link dependencies' dynamic
+	# library products (libGRDB-dynamic.so), which cannot take a static Swift runtime.
+	for product in syncbadged syncbadge syncbadge-soak; do $(SWIFT) build $(RELEASE_FLAGS) --product $$product || exit 1; done
 	# A product SwiftPM thought up to date may still be linked against the shared runtime.
 	for tool in syncbadge syncbadged; do \
 	  bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/$$tool"; \

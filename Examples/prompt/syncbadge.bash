@@ -11,9 +11,9 @@
 # daemon's socket. PROMPT_COMMAND sends one STATUS for the directory and reads until its final
 # line: one round trip, at most SYNCBADGE_TIMEOUT seconds. It does not OBSERVE (zsh does, to
 # redraw without a keypress): bash reads a pipe one byte per system call, and the listing that
-# OBSERVE answers made every `cd` cost milliseconds, where a STATUS line costs a fraction of
-# one. Nothing is forked per prompt; the bridge is started again only after the daemon went
-# away, at a later prompt.
+# OBSERVE answers made a `cd` cost 4 ms, where a prompt with one STATUS costs 1.5 ms
+# (docs/PERFORMANCE.md). Nothing is forked per prompt; the bridge is started again only after
+# the daemon went away (or after a long backlog of pushes), at a later prompt.
 #
 # Options (read at every prompt):
 #   SYNCBADGE_ASCII=1      the badges' ASCII fallbacks instead of their glyphs
@@ -159,11 +159,17 @@ _syncbadge_line() {
 # Reads and handles lines: until the final line of the answer tagged $1 (with $1 empty: only
 # what is there already) or until $2 microseconds passed. Returns 1 once the connection is gone.
 _syncbadge_read() {
-    local want=$1 deadline line left rc
+    local want=$1 deadline line left rc n=0
     deadline=$(( ${EPOCHREALTIME/[.,]/} + $2 ))
     while [[ -n $_syncbadge_in ]]; do
         if [[ -z $want ]]; then
             read -t 0 -u "$_syncbadge_in" || return 0
+            # A backlog of pushes (`* ROOT` while the shell sat idle and roots changed): a new
+            # bridge costs less than reading it a byte per system call.
+            if (( ++n > 64 )); then
+                _syncbadge_close
+                return 1
+            fi
             left=0.001
         else
             left=$(( deadline - ${EPOCHREALTIME/[.,]/} ))
@@ -306,8 +312,8 @@ _syncbadge_precmd() {
             _syncbadge_pwd=$PWD _syncbadge_pwdenc=$REPLY
         fi
         local dir=$_syncbadge_pwdenc
-        # Another directory shows nothing until its answer came (a late answer to an older
-        # request is ignored by its tag).
+        # Another directory shows nothing until its answer came (a late answer for the
+        # directory before is cleared here; older ones are ignored by their tag).
         [[ $dir != "$_syncbadge_dir" ]] && _syncbadge_dir=$dir _syncbadge_state= _syncbadge_counts=
         (( _syncbadge_seq++ ))
         if _syncbadge_send "s$_syncbadge_seq STATUS $dir"$'\n'; then

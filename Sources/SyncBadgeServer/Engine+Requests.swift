@@ -279,6 +279,9 @@ extension Engine {
                     case .success: s.ok(pending.tag)
                     case .failure(let e): s.error(pending.tag, "internal", message: Array("cannot store the root: \(e)".utf8))
                     }
+                    // Out before the requests queued behind it run (a SET there would start
+                    // the commit first).
+                    s.flush()
                     s.resume()
                 }
                 self.flushDirty()

@@ -22,8 +22,8 @@ extension Store {
         func rootID(_ path: [UInt8], create: Bool) throws -> Int64? {
             if let cached = rootIDs[path], cached != nil || !create { return cached }
             if create {
-                // Entries may reach the store before `addRoot` does; the root row it writes
-                // later sets the real settings.
+                // Entries can come without a root row when storing that row failed (its
+                // ADD-ROOT was answered with an error); a later row sets the real settings.
                 try db.execute(sql: "INSERT INTO root (path, ignoreDefaults, addedAt) VALUES (?, 1, ?) ON CONFLICT(path) DO NOTHING",
                                arguments: [Data(path), Date()])
             }

@@ -56,6 +56,9 @@ struct Soak: ParsableCommand {
     @Option(help: "Seed of the event generator.")
     var seed: UInt64 = 1
 
+    @Option(help: "Seconds the end of the run may take to sync the deleted churn and see every hang-up (longer under valgrind).")
+    var settle = 30.0
+
     func validate() throws {
         guard events >= 10_000 else { throw ValidationError("--events must be at least 10000") }
         guard dirs > 0, files > 0, batch > 0, observers >= 0 else {
@@ -69,7 +72,7 @@ struct Soak: ParsableCommand {
         let tmp = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: tmp) }
         let plan = Plan(events: events, dirs: dirs, files: files, observers: observers, batch: batch,
-                        maxGrowth: maxGrowth, seed: seed, root: tmp + "/root", socket: tmp + "/run/sock")
+                        maxGrowth: maxGrowth, seed: seed, settle: settle, root: tmp + "/root", socket: tmp + "/run/sock")
         for d in 0..<dirs {
             try FileManager.default.createDirectory(atPath: plan.root + "/d\(d)", withIntermediateDirectories: true)
         }
@@ -99,6 +102,7 @@ struct Plan: Sendable {
     var batch: Int
     var maxGrowth: Double
     var seed: UInt64
+    var settle: Double
     var root: String
     var socket: String
 
@@ -200,20 +204,29 @@ struct Plan: Sendable {
         shared.running.store(false, ordering: .relaxed)
         for t in threads { while !t.isFinished { usleep(1000) } }
         try inject(generator.deleteAll())
+        var problems: [String] = []
         var last = 1
-        while last > 0 { last = try provider.withLock { try syncPending($0, root: root, limit: 5000) } }
+        let syncDeadline = Date().addingTimeInterval(settle)
+        while last > 0 {
+            last = try provider.withLock { try syncPending($0, root: root, limit: 5000) }
+            if last > 0 && Date() > syncDeadline {
+                problems.append("\(last) paths still pending \(Int(settle)) s after the churn was deleted")
+                break
+            }
+        }
         // Hang-ups reach the daemon in their own time: wait (with a deadline) until it has seen them.
         var end = try stats(admin)
         var endFDs = openFDs()
-        let settle = Date().addingTimeInterval(10)
-        while (end["clients"] != baseline["clients"] || endFDs != baseFDs) && Date() < settle {
+        let settleBy = Date().addingTimeInterval(settle)
+        while (end["clients"] != baseline["clients"] || endFDs != baseFDs) && Date() < settleBy {
             _ = try admin.nextPush(timeout: 0.05)
             end = try stats(admin)
             endFDs = openFDs()
         }
         print("after the churn is deleted and synced: fds \(endFDs), \(describe(end))")
 
-        var problems = shared.failures.withLock { $0 }
+        problems += shared.failures.withLock { $0 }
+        if warm == 0 { problems.append("RSS could not be read (/proc/self/statm)") }
         let growth = warm > 0 ? Double(lateMax) / Double(warm) - 1 : 0
         print(String(format: "%d events in %.1f s (%.0f/s); RSS after warm-up %@, later at most %@ (%+.1f %%)",
                      done, elapsed, Double(done) / elapsed, mib(warm), mib(lateMax), growth * 100))
