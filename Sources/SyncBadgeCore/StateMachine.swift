@@ -1,15 +1,17 @@
 /// Everything the daemon keeps about one path.
 public struct EntryRecord: Sendable, Equatable {
+    // Stored fields are ordered largest first: Swift lays a struct out in declaration order,
+    // and every entry of the tree holds one of these (54 bytes rather than 96).
+    public var gen: UInt64
+    /// A provider's message and badge override, which few entries have: out of line, so that
+    /// the others pay 8 bytes for them and not 32.
+    private var notes: Notes?
+    /// The file's identity when it became `synced`.
+    public var syncedIdentity: FileIdentity?
     public var kind: EntryKind
     /// The entry's own state (a directory's roll-up is computed from its counts).
     public var state: SyncState
-    public var gen: UInt64
     public var progress: UInt8?
-    public var message: String?
-    /// A provider's badge override.
-    public var badge: String?
-    /// The file's identity when it became `synced`.
-    public var syncedIdentity: FileIdentity?
     /// Ignored because the root's ignore rules (or its ignored parent) say so.
     public var ruleIgnored: Bool = false
 
@@ -19,7 +21,36 @@ public struct EntryRecord: Sendable, Equatable {
         self.gen = gen
     }
 
+    public var message: String? {
+        get { notes?.message }
+        set { notes = Notes.make(message: newValue, badge: badge) }
+    }
+
+    /// A provider's badge override.
+    public var badge: String? {
+        get { notes?.badge }
+        set { notes = Notes.make(message: message, badge: newValue) }
+    }
+
     public var isTombstone: Bool { kind == .gone }
+
+    /// Immutable, so a record copied with it keeps value semantics: a setter above replaces
+    /// the instance and never changes one that another record shares.
+    final class Notes: Sendable, Equatable {
+        let message: String?
+        let badge: String?
+
+        private init(message: String?, badge: String?) {
+            self.message = message
+            self.badge = badge
+        }
+
+        static func make(message: String?, badge: String?) -> Notes? {
+            message == nil && badge == nil ? nil : Notes(message: message, badge: badge)
+        }
+
+        static func == (a: Notes, b: Notes) -> Bool { a.message == b.message && a.badge == b.badge }
+    }
 }
 
 /// The transition rules of one path (PROTOCOL.md, "The state rules"), with no I/O: each

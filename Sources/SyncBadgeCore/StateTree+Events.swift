@@ -8,7 +8,7 @@ extension StateTree {
         else { return nil }
         var id = root.node
         for c in rel.dropLast() {
-            if let child = nodes[Int(id)].children[NameKey(c)], nodes[Int(child)].record.kind == .dir {
+            if let child = child(id, NameKey(c)), nodes[Int(child)].record.kind == .dir {
                 id = child
             } else {
                 id = upsert(parent: id, name: Array(c), kind: .dir, identity: nil)
@@ -20,7 +20,7 @@ extension StateTree {
     /// Applies a local change to the child `name` of `parent`, creating it if needed.
     @discardableResult
     mutating func upsert(parent: NodeID, name: [UInt8], kind: EntryKind, identity: FileIdentity?) -> NodeID {
-        if let id = nodes[Int(parent)].children[NameKey(name)] {
+        if let id = child(parent, NameKey(name)) {
             let old = nodes[Int(id)].record
             touch(id)
             if old.kind == .dir && kind != .dir {
@@ -50,7 +50,7 @@ extension StateTree {
         lastGen += 1
         let id = allocate(Node(parent: parent, name: name, record: EntryRecord(kind: kind, state: .pending, gen: lastGen)))
         touchNew(id)
-        nodes[Int(parent)].children[NameKey(name)] = id
+        setChild(parent, NameKey(name), id)
         applyNewEntryIgnore(id, rules: rules(of: id))
         addToAncestors(of: id, contribution(id), sign: 1)
         return id
@@ -63,7 +63,7 @@ extension StateTree {
     /// Frees every child of a directory (recording removals of those that existed when `path`
     /// is given).
     mutating func dropChildren(_ id: NodeID, path: [UInt8]?) {
-        for child in nodes[Int(id)].children.values {
+        for child in childMap(id).values {
             let name = nodes[Int(child)].name
             detach(child, recordAs: path.map { PathBytes.join($0, name) })
         }
@@ -119,7 +119,7 @@ extension StateTree {
         var scan = ScanTree()
         var stack: [(NodeID, Int32)] = [(id, -1)]
         while let (dir, parentIndex) = stack.popLast() {
-            for child in nodes[Int(dir)].children.values where nodes[Int(child)].record.kind != .gone {
+            for child in childMap(dir).values where nodes[Int(child)].record.kind != .gone {
                 let index = scan.append(parent: parentIndex, name: nodes[Int(child)].name, kind: nodes[Int(child)].record.kind)
                 if nodes[Int(child)].record.kind == .dir { stack.append((child, index)) }
             }
@@ -136,7 +136,7 @@ extension StateTree {
         var seen = Set<NodeID>([root.node])
         for (i, e) in scan.entries.enumerated() {
             let parent = e.parent < 0 ? root.node : ids[Int(e.parent)]
-            let existing = nodes[Int(parent)].children[NameKey(e.name)]
+            let existing = child(parent, NameKey(e.name))
             if let id = existing, !nodes[Int(id)].record.isTombstone, nodes[Int(id)].record.kind == e.kind,
                StateMachine.identityUnchanged(nodes[Int(id)].record, identity: e.identity) {
                 ids[i] = id

@@ -38,9 +38,9 @@ extension StateTree {
         while let id = stack.popLast() {
             let n = nodes[Int(id)]
             if n.record.state == .pending { out.append(id) }
-            guard n.counts[.pending] > 0 else { continue }
+            guard counts(id)[.pending] > 0 else { continue }
             // Reversed name order on the stack: popped in name order, so the listing is stable.
-            for (_, child) in n.children.sorted(by: { $1.key.bytes.lexicographicallyPrecedes($0.key.bytes) }) { stack.append(child) }
+            for (_, child) in childMap(id).sorted(by: { $1.key.bytes.lexicographicallyPrecedes($0.key.bytes) }) { stack.append(child) }
         }
         return out
     }

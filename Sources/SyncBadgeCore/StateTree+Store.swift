@@ -68,6 +68,7 @@ extension StateTree {
         recordsForStore = false
         defer { recordsForStore = true }
         let rootRecord = entries.first { $0.relativePath.isEmpty }?.record ?? EntryRecord(kind: .dir, state: .unknown, gen: lastGen)
+        reserveNodes(entries.count + 1)
         let rootID = allocate(Node(parent: -1, name: path, record: rootRecord))
         roots.append(Root(node: rootID, path: path, rules: rules))
         var added: [NodeID] = []
@@ -76,20 +77,19 @@ extension StateTree {
             let comps = e.relativePath.split(separator: PathBytes.slash, omittingEmptySubsequences: true)
             var ok = true
             for c in comps.dropLast() {
-                guard let child = nodes[Int(parent)].children[NameKey(c)] else { ok = false; break }
+                guard let child = child(parent, NameKey(c)) else { ok = false; break }
                 parent = child
             }
             guard ok, let last = comps.last else { continue }
             let name = Array(last)
             let id = allocate(Node(parent: parent, name: name, record: e.record))
-            nodes[Int(parent)].children[NameKey(name)] = id
+            setChild(parent, NameKey(name), id)
             added.append(id)
         }
         // Counts bottom-up: every entry was added after its parent.
         for id in added.reversed() {
             let c = contribution(id)
-            nodes[Int(nodes[Int(id)].parent)].counts.add(c.own)
-            nodes[Int(nodes[Int(id)].parent)].rollup.add(c.roll)
+            addCounts(nodes[Int(id)].parent, c)
         }
         lastGen = max(lastGen, entries.map(\.record.gen).max() ?? 0)
         _ = drainChanges()

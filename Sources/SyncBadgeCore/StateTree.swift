@@ -70,16 +70,30 @@ public struct StateTree: Sendable {
 
     struct Node: Sendable {
         var parent: NodeID
+        /// The node's slot in `dirs` once it has children or descendants, else -1. Most
+        /// entries are files and never need one: a node is 72 bytes, not the 184 it was with
+        /// a dictionary and two counts in line.
+        var dir: Int32 = -1
         /// A root's is its absolute path; everyone else's is one component.
         var name: [UInt8]
         var record: EntryRecord
+        var live = true
+
+        init(parent: NodeID, name: [UInt8], record: EntryRecord) {
+            self.parent = parent
+            self.name = name
+            self.record = record
+        }
+    }
+
+    /// What only a node with descendants needs.
+    struct DirData: Sendable {
         var children: [NameKey: NodeID] = [:]
         /// Every descendant once, by own state (tombstones included): what `counts=` shows.
         var counts = StateCounts()
         /// The same, but each ignored directory's subtree counted as `ignored`: what the roll-up
         /// reads, since nothing below an ignored directory may raise it.
         var rollup = StateCounts()
-        var live = true
     }
 
     public struct Root: Sendable {
@@ -107,6 +121,8 @@ public struct StateTree: Sendable {
 
     var nodes: [Node] = []
     var free: [NodeID] = []
+    var dirs: [DirData] = []
+    var freeDirs: [Int32] = []
     public internal(set) var roots: [Root] = []
     /// The last generation handed out; generations only grow, across roots and restarts.
     public var lastGen: UInt64 = 0
@@ -145,7 +161,7 @@ public struct StateTree: Sendable {
             guard let rel = PathBytes.relativeComponents(path, under: root.path) else { continue }
             var id = root.node
             for c in rel {
-                guard let child = nodes[Int(id)].children[NameKey(c)] else { return nil }
+                guard let child = child(id, NameKey(c)) else { return nil }
                 id = child
             }
             return id
@@ -154,10 +170,70 @@ public struct StateTree: Sendable {
     }
 
     public func record(_ id: NodeID) -> EntryRecord { nodes[Int(id)].record }
-    public func counts(_ id: NodeID) -> StateCounts { nodes[Int(id)].counts }
+    public func counts(_ id: NodeID) -> StateCounts {
+        let d = nodes[Int(id)].dir
+        return d < 0 ? StateCounts() : dirs[Int(d)].counts
+    }
     public func parent(_ id: NodeID) -> NodeID { nodes[Int(id)].parent }
     public func isRoot(_ id: NodeID) -> Bool { nodes[Int(id)].parent < 0 }
     public func name(_ id: NodeID) -> [UInt8] { nodes[Int(id)].name }
+
+    // MARK: Directory data
+
+    func child(_ id: NodeID, _ name: NameKey) -> NodeID? {
+        let d = nodes[Int(id)].dir
+        return d < 0 ? nil : dirs[Int(d)].children[name]
+    }
+
+    func childMap(_ id: NodeID) -> [NameKey: NodeID] {
+        let d = nodes[Int(id)].dir
+        return d < 0 ? [:] : dirs[Int(d)].children
+    }
+
+    func rollupCounts(_ id: NodeID) -> StateCounts {
+        let d = nodes[Int(id)].dir
+        return d < 0 ? StateCounts() : dirs[Int(d)].rollup
+    }
+
+    /// The node's slot in `dirs`, taken on first use.
+    mutating func dirSlot(_ id: NodeID) -> Int {
+        let d = nodes[Int(id)].dir
+        if d >= 0 { return Int(d) }
+        let slot: Int32
+        if let reused = freeDirs.popLast() {
+            slot = reused
+        } else {
+            dirs.append(DirData())
+            slot = Int32(dirs.count - 1)
+        }
+        nodes[Int(id)].dir = slot
+        return Int(slot)
+    }
+
+    mutating func setChild(_ id: NodeID, _ name: NameKey, _ child: NodeID?) {
+        if let child {
+            let d = dirSlot(id)
+            dirs[d].children[name] = child
+        } else if nodes[Int(id)].dir >= 0 {
+            dirs[Int(nodes[Int(id)].dir)].children.removeValue(forKey: name)
+        }
+    }
+
+    mutating func addCounts(_ id: NodeID, _ t: Tally) {
+        if nodes[Int(id)].dir < 0 && t == Tally() { return }
+        let d = dirSlot(id)
+        dirs[d].counts.add(t.own)
+        dirs[d].rollup.add(t.roll)
+    }
+
+    /// Gives the node's slot back, when the node is freed.
+    mutating func releaseDir(_ id: NodeID) {
+        let d = nodes[Int(id)].dir
+        guard d >= 0 else { return }
+        dirs[Int(d)] = DirData()
+        freeDirs.append(d)
+        nodes[Int(id)].dir = -1
+    }
 
     public func path(_ id: NodeID) -> [UInt8] {
         var parts: [NodeID] = []
@@ -177,7 +253,7 @@ public struct StateTree: Sendable {
     /// Reported state: a directory's own state rolled up with its subtree's.
     public func reportedState(_ id: NodeID) -> SyncState {
         let n = nodes[Int(id)]
-        return n.record.kind == .dir ? rolledUpState(own: n.record.state, counts: n.rollup) : n.record.state
+        return n.record.kind == .dir ? rolledUpState(own: n.record.state, counts: rollupCounts(id)) : n.record.state
     }
 
     public func view(_ id: NodeID) -> ItemView {
@@ -190,12 +266,12 @@ public struct StateTree: Sendable {
         return ItemView(
             path: path, state: state, badge: n.record.badge ?? state.name, kind: n.record.kind,
             progress: n.record.progress, message: n.record.message, gen: n.record.gen,
-            counts: n.record.kind == .dir ? n.counts : nil)
+            counts: n.record.kind == .dir ? counts(id) : nil)
     }
 
     /// Existing direct children (tombstones left out), in name order.
     public func children(_ id: NodeID) -> [NodeID] {
-        nodes[Int(id)].children
+        childMap(id)
             .filter { nodes[Int($0.value)].record.kind != .gone }
             .sorted { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }
             .map(\.value)
@@ -206,7 +282,7 @@ public struct StateTree: Sendable {
         var out: [NodeID] = [id]
         var i = 0
         while i < out.count {
-            out.append(contentsOf: nodes[Int(out[i])].children.values)
+            out.append(contentsOf: childMap(out[i]).values)
             i += 1
         }
         return out
@@ -270,9 +346,9 @@ public struct StateTree: Sendable {
     /// `ignored`.
     func contribution(_ id: NodeID) -> Tally {
         let n = nodes[Int(id)]
-        var own = n.counts
+        var own = counts(id)
         own[n.record.state] += 1
-        var roll = n.rollup
+        var roll = rollupCounts(id)
         roll[n.record.state] += 1
         if n.record.state == .ignored && n.record.kind == .dir {
             roll = StateCounts()
@@ -288,8 +364,7 @@ public struct StateTree: Sendable {
         var cur = start
         while cur >= 0 {
             touch(cur)
-            nodes[Int(cur)].counts.add(d.own)
-            nodes[Int(cur)].rollup.add(d.roll)
+            addCounts(cur, d)
             let n = nodes[Int(cur)]
             if n.record.state == .ignored && n.record.kind == .dir {
                 d.roll = StateCounts()
@@ -317,6 +392,15 @@ public struct StateTree: Sendable {
 
     // MARK: Node allocation
 
+    /// Makes room for `more` nodes before a bulk insert (a registration, a restore), so that the
+    /// array is not left up to half empty by doubling: at a million entries that slack was
+    /// over 90 MB. Growth beyond stays geometric, so small inserts never copy per call.
+    mutating func reserveNodes(_ more: Int) {
+        let needed = nodes.count - free.count + more
+        guard needed > nodes.capacity else { return }
+        nodes.reserveCapacity(max(needed, nodes.capacity + nodes.capacity / 2))
+    }
+
     mutating func allocate(_ node: Node) -> NodeID {
         liveCount += 1
         let id: NodeID
@@ -340,7 +424,7 @@ public struct StateTree: Sendable {
         }
         addToAncestors(of: id, contribution(id), sign: -1)
         if parent >= 0 {
-            nodes[Int(parent)].children.removeValue(forKey: NameKey(nodes[Int(id)].name))
+            setChild(parent, NameKey(nodes[Int(id)].name), nil)
         }
         if let path {
             recordRemovals(id, path: path)
@@ -348,7 +432,7 @@ public struct StateTree: Sendable {
         for n in subtree(id) {
             nodes[Int(n)].live = false
             storeDirty.remove(n)
-            nodes[Int(n)].children = [:]
+            releaseDir(n)
             nodes[Int(n)].name = []
             free.append(n)
             liveCount -= 1
@@ -361,7 +445,7 @@ public struct StateTree: Sendable {
         guard n.record.kind != .gone else { return }
         removals.append(Removal(path: path, node: id, parent: n.parent, wasDirectory: n.record.kind == .dir))
         guard n.record.kind == .dir else { return }
-        for child in n.children.values where nodes[Int(child)].record.kind == .dir {
+        for child in childMap(id).values where nodes[Int(child)].record.kind == .dir {
             recordRemovals(child, path: PathBytes.join(path, nodes[Int(child)].name))
         }
     }
@@ -392,13 +476,14 @@ public struct StateTree: Sendable {
     /// (nil: a fresh one each). Existing children of the same name are replaced.
     mutating func insert(_ scan: ScanTree, under dir: NodeID, state: SyncState, gen: UInt64?) {
         guard !scan.entries.isEmpty else { return }
+        reserveNodes(scan.entries.count)
         let rules = rootIndex(of: dir).map { roots[$0].rules } ?? .none
         var ids = [NodeID](repeating: -1, count: scan.entries.count)
         var added = Tally()
         // Counts are summed bottom-up after the insert; ancestors of `dir` get the total once.
         for (i, e) in scan.entries.enumerated() {
             let parent = e.parent < 0 ? dir : ids[Int(e.parent)]
-            if let old = nodes[Int(parent)].children[NameKey(e.name)] {
+            if let old = child(parent, NameKey(e.name)) {
                 // A tombstone or stale entry of the same name: the scan is the truth now.
                 let existed = nodes[Int(old)].record.kind != .gone
                 detach(old, recordAs: existed ? PathBytes.join(path(parent), e.name) : nil)
@@ -407,7 +492,7 @@ public struct StateTree: Sendable {
             if let gen { g = gen } else { lastGen += 1; g = lastGen }
             let id = allocate(Node(parent: parent, name: e.name, record: EntryRecord(kind: e.kind, state: state, gen: g)))
             if e.parent < 0 { touchNew(id) }
-            nodes[Int(parent)].children[NameKey(e.name)] = id
+            setChild(parent, NameKey(e.name), id)
             ids[i] = id
             applyNewEntryIgnore(id, rules: rules)
         }
@@ -417,8 +502,7 @@ public struct StateTree: Sendable {
             let c = contribution(ids[i])
             let p = scan.entries[i].parent
             if p >= 0 {
-                nodes[Int(ids[Int(p)])].counts.add(c.own)
-                nodes[Int(ids[Int(p)])].rollup.add(c.roll)
+                addCounts(ids[Int(p)], c)
             } else {
                 added = added.adding(c)
             }

@@ -14,6 +14,24 @@ import Testing
         return r
     }
 
+    @Test func messageAndBadgeKeepValueSemantics() {
+        let a = synced(identity)
+        var b = a
+        b.message = "other"
+        #expect(a.message == "done")
+        #expect(b.message == "other" && b.badge == "custom")
+        #expect(a != b)
+        b.message = "done"
+        #expect(a == b)
+        b.message = nil
+        b.badge = nil
+        #expect(b.message == nil && b.badge == nil)
+        var c = EntryRecord(kind: .file, state: .synced, gen: 5)
+        c.syncedIdentity = identity
+        c.progress = 100
+        #expect(b == c)
+    }
+
     @Test func aLocalChangeMakesAnEntryPendingWithANewGen() throws {
         var gens: UInt64 = 10
         let r = try #require(StateMachine.localChange(EntryRecord(kind: .file, state: .unknown, gen: 3), kind: .file, identity: nil, gens: &gens))

@@ -36,12 +36,23 @@ import Testing
     func violations(_ t: StateTree) -> [String] {
         var problems: [String] = []
         var reachable = 0
+        var slots: [Int32: String] = [:]
+        let freeSlots = Set(t.freeDirs)
         for root in t.roots {
             let all = t.subtree(root.node)
             reachable += all.count
             for id in all {
                 let rec = t.record(id)
                 let path = text(t.path(id))
+                let slot = t.nodes[Int(id)].dir
+                if slot >= 0 {
+                    if let other = slots.updateValue(path, forKey: slot) {
+                        problems.append("\(path): shares its directory slot with \(other)")
+                    }
+                    if freeSlots.contains(slot) {
+                        problems.append("\(path): its directory slot is on the free list")
+                    }
+                }
                 guard t.nodes[Int(id)].live else {
                     problems.append("\(path): reachable but freed")
                     continue
@@ -51,7 +62,7 @@ import Testing
                 if t.counts(id) != recount {
                     problems.append("\(path): counts \(t.counts(id).wireValue), recount \(recount.wireValue)")
                 }
-                if rec.kind != .dir && !t.nodes[Int(id)].children.isEmpty {
+                if rec.kind != .dir && !t.childMap(id).isEmpty {
                     problems.append("\(path): a \(rec.kind.name) with children")
                 }
                 if rec.kind == .gone && rec.state != .pending {
@@ -60,7 +71,7 @@ import Testing
                 if t.find(t.path(id)) != id {
                     problems.append("\(path): find does not lead back to the node")
                 }
-                for (name, child) in t.nodes[Int(id)].children where t.parent(child) != id || t.name(child)[...] != name.bytes {
+                for (name, child) in t.childMap(id) where t.parent(child) != id || t.name(child)[...] != name.bytes {
                     problems.append("\(path): child \(text(Array(name.bytes))) is linked wrongly")
                 }
                 let p = t.parent(id)
@@ -81,15 +92,18 @@ import Testing
         #expect(violations(t).isEmpty)
         var bad = t
         let a = try #require(bad.find(b("/r/a")))
-        bad.nodes[Int(a)].counts[.pending] += 1
+        bad.dirs[Int(bad.nodes[Int(a)].dir)].counts[.pending] += 1
         #expect(violations(bad).contains { $0.hasPrefix("/r/a: counts") })
         var bad2 = t
         let x = try #require(bad2.find(b("/r/a/x")))
         bad2.nodes[Int(x)].record.state = .error
         #expect(violations(bad2).contains { $0.hasPrefix("/r: counts") })
         var bad3 = t
-        bad3.nodes[Int(a)].children.removeValue(forKey: StateTree.NameKey(b("x")))
+        bad3.setChild(a, StateTree.NameKey(b("x")), nil)
         #expect(violations(bad3).contains { $0.hasPrefix("liveCount") })
+        var bad4 = t
+        bad4.freeDirs.append(bad4.nodes[Int(a)].dir)
+        #expect(violations(bad4).contains { $0.hasPrefix("/r/a: its directory slot is on the free list") })
     }
 
     @Test func countsStayRightUnderRandomOperations() throws {

@@ -15,6 +15,33 @@ import Testing
         ids.map { String(decoding: t.name($0), as: UTF8.self) }
     }
 
+    // MARK: Storage
+
+    /// Memory per entry is a target of its own (docs/PERFORMANCE.md): a field added in line
+    /// to every node should be a decision, not an accident.
+    @Test func nodesStayCompact() {
+        #expect(MemoryLayout<EntryRecord>.size <= 56)
+        #expect(MemoryLayout<StateTree.Node>.stride <= 72)
+    }
+
+    @Test func onlyNodesWithChildrenTakeADirectorySlotAndFreedSlotsAreReused() throws {
+        var t = make()
+        // /r, /r/a and /r/a/sub have children; the files and the empty /r/e do not.
+        #expect(t.dirs.count == 3)
+        #expect(t.nodes[Int(try #require(t.id("/r/f")))].dir == -1)
+        #expect(t.nodes[Int(try #require(t.id("/r/e")))].dir == -1)
+        t.removeRoot(path: b("/r"))
+        #expect(t.freeDirs.count == 3)
+        t.addRoot(path: b("/r"), scan: scan(Self.spec), rules: .none)
+        #expect(t.dirs.count == 3)
+        #expect(t.freeDirs.isEmpty)
+        #expect(t.counts(try #require(t.id("/r/a"))) == counts([(.unknown, 4)]))
+        // A first child gives an empty directory its slot.
+        t.localChange(b("/r/e/new"), kind: .file)
+        #expect(t.nodes[Int(try #require(t.id("/r/e")))].dir >= 0)
+        #expect(t.counts(try #require(t.id("/r/e"))) == counts([(.pending, 1)]))
+    }
+
     // MARK: Adding a root
 
     @Test func everyEntryStartsUnknownWithTheRootsGeneration() throws {
