@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import SyncBadgeClient
 import SyncBadgeCore
 
@@ -12,6 +12,24 @@ struct ConnectionOptions: ParsableArguments {
     var socket: String?
 
     @Flag(name: .customLong("no-spawn"), help: "Do not start the daemon when none answers.")
+    var noSpawn = false
+
+    var endpoint: Endpoint { Endpoint(socket: socket, noSpawn: noSpawn) }
+    var socketPath: String { endpoint.socketPath }
+
+    func connect(role: String = "viewer", name: String = "syncbadge-cli", hello: Bool = true) throws -> Connection {
+        try endpoint.connect(role: role, name: name, hello: hello)
+    }
+
+    func reconnect(role: String = "viewer", name: String = "syncbadge-cli") -> Connection {
+        endpoint.reconnect(role: role, name: name)
+    }
+}
+
+/// Where the daemon is and whether to start it: plain values, so that the fast path of
+/// `status` (main.swift) can connect without ArgumentParser.
+struct Endpoint {
+    var socket: String? = nil
     var noSpawn = false
 
     var socketPath: String {
@@ -54,7 +72,7 @@ enum CLI {
     static let noDaemonExit: Int32 = 69
 
     static func fail(_ message: String, code: Int32 = 1) -> Never {
-        FileHandle.standardError.write(Data("syncbadge: \(message)\n".utf8))
+        Output.write("syncbadge: \(message)\n", to: STDERR_FILENO)
         exit(code)
     }
 
@@ -150,7 +168,8 @@ enum JSON {
             case "\t": out += "\\t"
             default:
                 if u.value < 0x20 {
-                    out += String(format: "\\u%04x", u.value)
+                    let hex = String(u.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
                 } else {
                     out.unicodeScalars.append(u)
                 }
@@ -179,8 +198,40 @@ enum JSON {
     }
 }
 
+/// Standard output and error without Foundation's `FileHandle`: the CLI imports only
+/// FoundationEssentials, which keeps ICU and the rest of Foundation out of a binary that
+/// starts for every `syncbadge status` (docs/PERFORMANCE.md).
+enum Output {
+    /// Writes all of `bytes`, across short writes and interrupted calls. A reader that went
+    /// away ends the write (SIGPIPE, unless ignored, ends the program first, as before).
+    static func write(_ bytes: [UInt8], to fd: Int32 = STDOUT_FILENO) {
+        bytes.withUnsafeBytes { buf in
+            var done = 0
+            while done < buf.count {
+                let n = Glibc.write(fd, buf.baseAddress! + done, buf.count - done)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                done += n
+            }
+        }
+    }
+
+    static func write(_ text: String, to fd: Int32 = STDOUT_FILENO) {
+        write(Array(text.utf8), to: fd)
+    }
+}
+
+extension String {
+    /// Fixed-width columns: cut to `width` characters, or filled with spaces up to it.
+    func padded(to width: Int) -> String {
+        count >= width ? String(prefix(width)) : self + String(repeating: " ", count: width - count)
+    }
+}
+
 func printLine(_ s: String) {
-    FileHandle.standardOutput.write(Data((s + "\n").utf8))
+    Output.write(s + "\n")
 }
 
 extension Item {
@@ -193,7 +244,7 @@ extension Item {
     }
 
     func humanLine(_ style: Style, name: String) -> String {
-        var line = "\(style.glyph(badge)) \(style.paint(state.padding(toLength: 8, withPad: " ", startingAt: 0), badge: badge)) \(name)"
+        var line = "\(style.glyph(badge)) \(style.paint(state.padded(to: 8), badge: badge)) \(name)"
         if kind == "dir" && name.last != "/" { line += "/" }
         if kind == "gone" { line += " (deleted)" }
         if let progress { line += " \(progress)%" }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import SyncBadgeClient
 import SyncBadgeCore
 
@@ -33,7 +33,7 @@ struct Menu: ParsableCommand {
             if json {
                 printLine("{\"id\":\(JSON.string(id)),\"title\":\(JSON.string(m.option("title") ?? "")),\"enabled\":\(enabled)}")
             } else {
-                printLine("\(id.padding(toLength: 22, withPad: " ", startingAt: 0)) \(m.option("title") ?? "")\(enabled ? "" : " (disabled)")")
+                printLine("\(id.padded(to: 22)) \(m.option("title") ?? "")\(enabled ? "" : " (disabled)")")
             }
         }
     }

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import SyncBadgeClient
 import SyncBadgeCore
 
@@ -53,7 +53,7 @@ struct SetState: ParsableCommand {
             let reply = CLI.run(p) { try c.reply(to: tag) }
             if reply.ok.option("stale") == "1" {
                 stale = true
-                FileHandle.standardError.write(Data("syncbadge: \(PathBytes.display(p)): stale, it changed since generation \(gen ?? 0) (now \(reply.ok.option("gen") ?? "?"))\n".utf8))
+                Output.write("syncbadge: \(PathBytes.display(p)): stale, it changed since generation \(gen ?? 0) (now \(reply.ok.option("gen") ?? "?"))\n", to: STDERR_FILENO)
             }
         }
         if stale { throw ExitCode(2) }
@@ -87,7 +87,7 @@ struct Changes: ParsableCommand {
         // while it was away is in that list.
         while true {
             stream(c, path)
-            FileHandle.standardError.write(Data("syncbadge: the daemon went away; waiting for it to come back\n".utf8))
+            Output.write("syncbadge: the daemon went away; waiting for it to come back\n", to: STDERR_FILENO)
             c = connection.reconnect(role: "provider")
         }
     }
@@ -127,10 +127,10 @@ struct Changes: ParsableCommand {
     }
 
     func emit(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + (nul ? "\0" : "\n")).utf8))
+        Output.write(line + (nul ? "\0" : "\n"))
     }
 
     func emit(_ path: [UInt8]) {
-        FileHandle.standardOutput.write(Data(path + [nul ? 0 : 0x0A]))
+        Output.write(path + [nul ? 0 : 0x0A])
     }
 }

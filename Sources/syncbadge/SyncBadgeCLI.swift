@@ -2,14 +2,13 @@
 import Glibc
 #endif
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import SyncBadgeClient
 import SyncBadgeCore
 
 // Every command names itself: the default name comes from `String(describing: Self.self)`,
 // whose dynamic casts scan every protocol conformance of the static binary, for each
 // subcommand, on every start (a third of `syncbadge status`'s start-up time).
-@main
 struct SyncBadgeCLI: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "syncbadge",
@@ -82,7 +81,7 @@ struct Roots: ParsableCommand {
                 if let d = m.option("degraded") { f.append("\"degraded\":\(JSON.string(d))") }
                 printLine("{" + f.joined(separator: ",") + "}")
             } else {
-                var line = "\(style.glyph(state)) \(style.paint(state.padding(toLength: 8, withPad: " ", startingAt: 0), badge: state)) \(PathBytes.display(path))"
+                var line = "\(style.glyph(state)) \(style.paint(state.padded(to: 8), badge: state)) \(PathBytes.display(path))"
                 if let w = m.option("watches") { line += "  (\(w) watches)" }
                 if m.option("scanning") == "1" { line += "  scanning…" }
                 if let d = m.option("degraded") { line += "  degraded: \(d)" }
@@ -112,8 +111,24 @@ struct Status: ParsableCommand {
     }
 
     func run() throws {
+        try StatusReport(endpoint: connection.endpoint, paths: paths, json: json, porcelain: porcelain,
+                         nul: nul, exitStatus: exitStatus).run()
+    }
+}
+
+/// What `status` does once its arguments are known, shared by the command above and the
+/// fast path in main.swift.
+struct StatusReport {
+    var endpoint = Endpoint()
+    var paths: [String] = []
+    var json = false
+    var porcelain = false
+    var nul = false
+    var exitStatus = false
+
+    func run() throws {
         let targets = (paths.isEmpty ? ["."] : paths).map(CLI.absolute)
-        let c = try connection.connect()
+        let c = try endpoint.connect()
         var items: [Item] = []
         for p in targets {
             // One request per path so that an error names the path it is about.
@@ -129,7 +144,7 @@ struct Status: ParsableCommand {
                 out += nul ? i.path : PercentEncoding.encode(i.path)
                 out.append(nul ? 0 : 0x0A)
             }
-            FileHandle.standardOutput.write(Data(out))
+            Output.write(out)
         } else {
             let style = Style(badgeLines: json ? [] : CLI.run(nil) { try c.request("BADGES") }.data)
             for i in items {
@@ -177,7 +192,7 @@ struct Badges: ParsableCommand {
                 printLine("{" + f.joined(separator: ",") + "}")
             } else {
                 let image = m.options["image"].map { PathBytes.display($0) } ?? ""
-                printLine("\(style.glyph(id)) \(m.option("ascii") ?? "") \(id.padding(toLength: 9, withPad: " ", startingAt: 0)) \(m.option("label") ?? "")  \(image)")
+                printLine("\(style.glyph(id)) \(m.option("ascii") ?? "") \(id.padded(to: 9)) \(m.option("label") ?? "")  \(image)")
             }
         }
     }

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Synchronization
 import SyncBadgeClient
 import SyncBadgeCore
@@ -35,7 +35,7 @@ struct Watch: ParsableCommand {
         // A daemon restart ends one session; the view waits for the next and carries on.
         while follow(c, path, live) {
             if live {
-                FileHandle.standardOutput.write(Data("\u{1B}[H\(PathBytes.display(path))  (the daemon went away; waiting for it to come back)\u{1B}[K\n\u{1B}[J".utf8))
+                Output.write("\u{1B}[H\(PathBytes.display(path))  (the daemon went away; waiting for it to come back)\u{1B}[K\n\u{1B}[J")
             } else if !json {
                 printLine("the daemon went away; waiting for it to come back")
             }
@@ -127,7 +127,7 @@ struct Watch: ParsableCommand {
         var out = "\u{1B}[H"
         for l in lines { out += Self.truncate(l, to: cols) + "\u{1B}[K\n" }
         out += "\u{1B}[J"
-        FileHandle.standardOutput.write(Data(out.utf8))
+        Output.write(out)
     }
 
     /// Cuts a line to the terminal's width, counting visible characters (not escape codes).

@@ -42,6 +42,24 @@ import SyncBadgeClient
         #expect(obj?["state"] as? String == "unknown")
     }
 
+    /// `status` with nothing but paths skips ArgumentParser (main.swift); what it prints, on
+    /// either stream, and its exit code must be what the parsed command gives (`--` sends the
+    /// same paths through the parser).
+    @Test func theFastStatusPathMatchesTheParsedCommand() throws {
+        let d = try DaemonHarness()
+        let root = try d.addRoot(files: ["a", "sub/b"])
+        let env = ProcessInfo.processInfo.environment.merging(["SYNCBADGE_SOCKET": d.socket]) { $1 }
+        for paths in [[root], [root + "/a", root + "/sub"], [root + "/sub/b", root + "/missing"], ["/"]] {
+            let fast = try runCLI(["status"] + paths, environment: env)
+            let parsed = try runCLI(["status", "--"] + paths, environment: env)
+            #expect(fast.status == parsed.status, "\(paths)")
+            #expect(fast.out == parsed.out, "\(paths)")
+            #expect(fast.err == parsed.err, "\(paths)")
+            #expect(!(fast.out + fast.err).isEmpty, "\(paths)")
+        }
+        #expect(try runCLI(["status", root + "/missing"], environment: env).status == 1)
+    }
+
     @Test func errorsNameThePathAndTheReason() throws {
         let d = try DaemonHarness()
         let root = try d.addRoot(files: ["a"])
