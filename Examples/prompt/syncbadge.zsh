@@ -211,7 +211,10 @@ _syncbadge_take() {
     data=$_syncbadge_buf$chunk
     lines=("${(@ps:\n:)data}")
     _syncbadge_buf=$lines[-1]         # what follows the last LF: a line still coming
-    for line in "${(@)lines[1,-2]}"; do
+    # OBSERVE's listing (one ITEM per entry) says nothing the prompt shows: dropped in one
+    # pattern match, not parsed line by line, which was most of a prompt's cost after a cd.
+    lines=("${(@)${(@)lines[1,-2]}:#o<-> ITEM *}")
+    for line in "${(@)lines}"; do
         line=${line%$'\r'}
         [[ -n $line ]] || continue
         _syncbadge_line "$line" || return 1
