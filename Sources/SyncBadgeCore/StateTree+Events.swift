@@ -8,7 +8,7 @@ extension StateTree {
         else { return nil }
         var id = root.node
         for c in rel.dropLast() {
-            if let child = child(id, NameKey(c)), nodes[Int(child)].record.kind == .dir {
+            if let child = child(id, c), nodes[Int(child)].record.kind == .dir {
                 id = child
             } else {
                 id = upsert(parent: id, name: Array(c), kind: .dir, identity: nil)
@@ -20,7 +20,7 @@ extension StateTree {
     /// Applies a local change to the child `name` of `parent`, creating it if needed.
     @discardableResult
     mutating func upsert(parent: NodeID, name: [UInt8], kind: EntryKind, identity: FileIdentity?) -> NodeID {
-        if let id = child(parent, NameKey(name)) {
+        if let id = child(parent, name) {
             let old = nodes[Int(id)].record
             touch(id)
             if old.kind == .dir && kind != .dir {
@@ -48,9 +48,8 @@ extension StateTree {
             return id
         }
         lastGen += 1
-        let id = allocate(Node(parent: parent, name: name, record: EntryRecord(kind: kind, state: .pending, gen: lastGen)))
+        let id = allocate(parent: parent, name: name, record: EntryRecord(kind: kind, state: .pending, gen: lastGen))
         touchNew(id)
-        setChild(parent, NameKey(name), id)
         applyNewEntryIgnore(id, rules: rules(of: id))
         addToAncestors(of: id, contribution(id), sign: 1)
         return id
@@ -63,8 +62,8 @@ extension StateTree {
     /// Frees every child of a directory (recording removals of those that existed when `path`
     /// is given).
     mutating func dropChildren(_ id: NodeID, path: [UInt8]?) {
-        for child in childMap(id).values {
-            let name = nodes[Int(child)].name
+        for child in childIDs(id) {
+            let name = name(child)
             detach(child, recordAs: path.map { PathBytes.join($0, name) })
         }
     }
@@ -119,8 +118,8 @@ extension StateTree {
         var scan = ScanTree()
         var stack: [(NodeID, Int32)] = [(id, -1)]
         while let (dir, parentIndex) = stack.popLast() {
-            for child in childMap(dir).values where nodes[Int(child)].record.kind != .gone {
-                let index = scan.append(parent: parentIndex, name: nodes[Int(child)].name, kind: nodes[Int(child)].record.kind)
+            for child in childIDs(dir) where nodes[Int(child)].record.kind != .gone {
+                let index = scan.append(parent: parentIndex, name: name(child), kind: nodes[Int(child)].record.kind)
                 if nodes[Int(child)].record.kind == .dir { stack.append((child, index)) }
             }
         }
@@ -136,7 +135,7 @@ extension StateTree {
         var seen = Set<NodeID>([root.node])
         for (i, e) in scan.entries.enumerated() {
             let parent = e.parent < 0 ? root.node : ids[Int(e.parent)]
-            let existing = child(parent, NameKey(e.name))
+            let existing = child(parent, e.name)
             if let id = existing, !nodes[Int(id)].record.isTombstone, nodes[Int(id)].record.kind == e.kind,
                StateMachine.identityUnchanged(nodes[Int(id)].record, identity: e.identity) {
                 ids[i] = id

@@ -40,7 +40,7 @@ extension StateTree {
             if n.record.state == .pending { out.append(id) }
             guard counts(id)[.pending] > 0 else { continue }
             // Reversed name order on the stack: popped in name order, so the listing is stable.
-            for (_, child) in childMap(id).sorted(by: { $1.key.bytes.lexicographicallyPrecedes($0.key.bytes) }) { stack.append(child) }
+            for child in childIDs(id).sorted(by: { nameLess($1, $0) }) { stack.append(child) }
         }
         return out
     }

@@ -68,8 +68,8 @@ extension StateTree {
         recordsForStore = false
         defer { recordsForStore = true }
         let rootRecord = entries.first { $0.relativePath.isEmpty }?.record ?? EntryRecord(kind: .dir, state: .unknown, gen: lastGen)
-        reserveNodes(entries.count + 1)
-        let rootID = allocate(Node(parent: -1, name: path, record: rootRecord))
+        reserve(nodes: entries.count + 1, nameBytes: path.count + entries.reduce(0) { $0 + $1.relativePath.count })
+        let rootID = allocate(parent: -1, name: path, record: rootRecord)
         roots.append(Root(node: rootID, path: path, rules: rules))
         var added: [NodeID] = []
         for e in entries where !e.relativePath.isEmpty {
@@ -77,13 +77,12 @@ extension StateTree {
             let comps = e.relativePath.split(separator: PathBytes.slash, omittingEmptySubsequences: true)
             var ok = true
             for c in comps.dropLast() {
-                guard let child = child(parent, NameKey(c)) else { ok = false; break }
+                guard let child = child(parent, c) else { ok = false; break }
                 parent = child
             }
             guard ok, let last = comps.last else { continue }
             let name = Array(last)
-            let id = allocate(Node(parent: parent, name: name, record: e.record))
-            setChild(parent, NameKey(name), id)
+            let id = allocate(parent: parent, name: name, record: e.record)
             added.append(id)
         }
         // Counts bottom-up: every entry was added after its parent.

@@ -52,43 +52,31 @@ struct Tally: Sendable, Equatable {
 public struct StateTree: Sendable {
     public typealias NodeID = Int32
 
-    /// A child's name as a dictionary key. A lookup takes a slice of the requested path as it
-    /// is (no array per component), and the name is hashed as one block of bytes, not byte by
-    /// byte: `find` on a path ten directories deep was mostly those two costs.
-    struct NameKey: Hashable, Sendable {
-        var bytes: ArraySlice<UInt8>
-
-        init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
-        init(_ bytes: [UInt8]) { self.bytes = bytes[...] }
-
-        static func == (a: NameKey, b: NameKey) -> Bool { a.bytes == b.bytes }
-
-        func hash(into hasher: inout Hasher) {
-            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
-        }
-    }
-
     struct Node: Sendable {
         var parent: NodeID
         /// The node's slot in `dirs` once it has children or descendants, else -1. Most
-        /// entries are files and never need one: a node is 72 bytes, not the 184 it was with
-        /// a dictionary and two counts in line.
+        /// entries are files and never need one.
         var dir: Int32 = -1
-        /// A root's is its absolute path; everyone else's is one component.
-        var name: [UInt8]
-        var record: EntryRecord
+        /// Siblings in the parent's child list, -1 at either end.
+        var next: NodeID = -1
+        var prev: NodeID = -1
+        /// The name in `names`. A root's is its absolute path; everyone else's is one component.
+        var nameStart: UInt32
+        var nameCount: UInt16
         var live = true
+        var record: EntryRecord
 
-        init(parent: NodeID, name: [UInt8], record: EntryRecord) {
+        init(parent: NodeID, nameStart: UInt32, nameCount: UInt16, record: EntryRecord) {
             self.parent = parent
-            self.name = name
+            self.nameStart = nameStart
+            self.nameCount = nameCount
             self.record = record
         }
     }
 
-    /// What only a node with descendants needs.
+    /// What only a node with children needs.
     struct DirData: Sendable {
-        var children: [NameKey: NodeID] = [:]
+        var firstChild: NodeID = -1
         /// Every descendant once, by own state (tombstones included): what `counts=` shows.
         var counts = StateCounts()
         /// The same, but each ignored directory's subtree counted as `ignored`: what the roll-up
@@ -123,6 +111,14 @@ public struct StateTree: Sendable {
     var free: [NodeID] = []
     var dirs: [DirData] = []
     var freeDirs: [Int32] = []
+    /// Every node's name, back to back (StateTree+Storage.swift).
+    var names: [UInt8] = []
+    /// Bytes of `names` that belong to freed nodes.
+    var namesFree = 0
+    /// The child table: node ids by hash of (parent, name), open addressing.
+    var slots: [NodeID] = []
+    var slotsUsed = 0
+    var slotsDeleted = 0
     public internal(set) var roots: [Root] = []
     /// The last generation handed out; generations only grow, across roots and restarts.
     public var lastGen: UInt64 = 0
@@ -161,7 +157,7 @@ public struct StateTree: Sendable {
             guard let rel = PathBytes.relativeComponents(path, under: root.path) else { continue }
             var id = root.node
             for c in rel {
-                guard let child = child(id, NameKey(c)) else { return nil }
+                guard let child = child(id, c) else { return nil }
                 id = child
             }
             return id
@@ -176,64 +172,6 @@ public struct StateTree: Sendable {
     }
     public func parent(_ id: NodeID) -> NodeID { nodes[Int(id)].parent }
     public func isRoot(_ id: NodeID) -> Bool { nodes[Int(id)].parent < 0 }
-    public func name(_ id: NodeID) -> [UInt8] { nodes[Int(id)].name }
-
-    // MARK: Directory data
-
-    func child(_ id: NodeID, _ name: NameKey) -> NodeID? {
-        let d = nodes[Int(id)].dir
-        return d < 0 ? nil : dirs[Int(d)].children[name]
-    }
-
-    func childMap(_ id: NodeID) -> [NameKey: NodeID] {
-        let d = nodes[Int(id)].dir
-        return d < 0 ? [:] : dirs[Int(d)].children
-    }
-
-    func rollupCounts(_ id: NodeID) -> StateCounts {
-        let d = nodes[Int(id)].dir
-        return d < 0 ? StateCounts() : dirs[Int(d)].rollup
-    }
-
-    /// The node's slot in `dirs`, taken on first use.
-    mutating func dirSlot(_ id: NodeID) -> Int {
-        let d = nodes[Int(id)].dir
-        if d >= 0 { return Int(d) }
-        let slot: Int32
-        if let reused = freeDirs.popLast() {
-            slot = reused
-        } else {
-            dirs.append(DirData())
-            slot = Int32(dirs.count - 1)
-        }
-        nodes[Int(id)].dir = slot
-        return Int(slot)
-    }
-
-    mutating func setChild(_ id: NodeID, _ name: NameKey, _ child: NodeID?) {
-        if let child {
-            let d = dirSlot(id)
-            dirs[d].children[name] = child
-        } else if nodes[Int(id)].dir >= 0 {
-            dirs[Int(nodes[Int(id)].dir)].children.removeValue(forKey: name)
-        }
-    }
-
-    mutating func addCounts(_ id: NodeID, _ t: Tally) {
-        if nodes[Int(id)].dir < 0 && t == Tally() { return }
-        let d = dirSlot(id)
-        dirs[d].counts.add(t.own)
-        dirs[d].rollup.add(t.roll)
-    }
-
-    /// Gives the node's slot back, when the node is freed.
-    mutating func releaseDir(_ id: NodeID) {
-        let d = nodes[Int(id)].dir
-        guard d >= 0 else { return }
-        dirs[Int(d)] = DirData()
-        freeDirs.append(d)
-        nodes[Int(id)].dir = -1
-    }
 
     public func path(_ id: NodeID) -> [UInt8] {
         var parts: [NodeID] = []
@@ -242,10 +180,10 @@ public struct StateTree: Sendable {
             parts.append(cur)
             cur = nodes[Int(cur)].parent
         }
-        var out = nodes[Int(parts.removeLast())].name
+        var out = name(parts.removeLast())
         for p in parts.reversed() {
             if out.last != PathBytes.slash { out.append(PathBytes.slash) }
-            out.append(contentsOf: nodes[Int(p)].name)
+            out.append(contentsOf: nameSlice(p))
         }
         return out
     }
@@ -271,10 +209,9 @@ public struct StateTree: Sendable {
 
     /// Existing direct children (tombstones left out), in name order.
     public func children(_ id: NodeID) -> [NodeID] {
-        childMap(id)
-            .filter { nodes[Int($0.value)].record.kind != .gone }
-            .sorted { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }
-            .map(\.value)
+        childIDs(id)
+            .filter { nodes[Int($0)].record.kind != .gone }
+            .sorted(by: nameLess)
     }
 
     /// Every node of a root (tombstones included), parents first.
@@ -282,7 +219,7 @@ public struct StateTree: Sendable {
         var out: [NodeID] = [id]
         var i = 0
         while i < out.count {
-            out.append(contentsOf: childMap(out[i]).values)
+            out.append(contentsOf: childIDs(out[i]))
             i += 1
         }
         return out
@@ -293,7 +230,7 @@ public struct StateTree: Sendable {
         var out: [ArraySlice<UInt8>] = []
         var cur = id
         while nodes[Int(cur)].parent >= 0 {
-            out.append(nodes[Int(cur)].name[...])
+            out.append(nameSlice(cur))
             cur = nodes[Int(cur)].parent
         }
         return out.reversed()
@@ -392,16 +329,26 @@ public struct StateTree: Sendable {
 
     // MARK: Node allocation
 
-    /// Makes room for `more` nodes before a bulk insert (a registration, a restore), so that the
-    /// array is not left up to half empty by doubling: at a million entries that slack was
-    /// over 90 MB. Growth beyond stays geometric, so small inserts never copy per call.
-    mutating func reserveNodes(_ more: Int) {
+    /// Makes room for `more` nodes, with `nameBytes` of names, before a bulk insert (a
+    /// registration, a restore): arrays are not left up to half empty by doubling (at a
+    /// million entries that slack was over 90 MB), and the child table is not rehashed on the
+    /// way. Growth beyond stays geometric, so small inserts never copy per call.
+    mutating func reserve(nodes more: Int, nameBytes: Int) {
         let needed = nodes.count - free.count + more
-        guard needed > nodes.capacity else { return }
-        nodes.reserveCapacity(max(needed, nodes.capacity + nodes.capacity / 2))
+        if needed > nodes.capacity {
+            nodes.reserveCapacity(max(needed, nodes.capacity + nodes.capacity / 2))
+        }
+        let bytes = names.count + nameBytes
+        if bytes > names.capacity {
+            names.reserveCapacity(max(bytes, names.capacity + names.capacity / 2))
+        }
+        reserveSlots(more)
     }
 
-    mutating func allocate(_ node: Node) -> NodeID {
+    /// A new node, linked under its parent (unless it is a root).
+    mutating func allocate(parent: NodeID, name: [UInt8], record: EntryRecord) -> NodeID {
+        let (start, count) = storeName(name)
+        let node = Node(parent: parent, nameStart: start, nameCount: count, record: record)
         liveCount += 1
         let id: NodeID
         if let reused = free.popLast() {
@@ -411,6 +358,7 @@ public struct StateTree: Sendable {
             nodes.append(node)
             id = NodeID(nodes.count - 1)
         }
+        if parent >= 0 { link(id) }
         if recordsForStore { storeDirty.insert(id) }
         return id
     }
@@ -418,22 +366,22 @@ public struct StateTree: Sendable {
     /// Frees a node and its descendants, fixing ancestors' counts and recording removals of
     /// what existed.
     mutating func detach(_ id: NodeID, recordAs path: [UInt8]?) {
-        let parent = nodes[Int(id)].parent
         if recordsForStore, let r = rootIndex(of: id) {
             storeDeleted.append(.init(root: roots[r].path, relativePath: relativePath(id)))
         }
         addToAncestors(of: id, contribution(id), sign: -1)
-        if parent >= 0 {
-            setChild(parent, NameKey(nodes[Int(id)].name), nil)
-        }
         if let path {
             recordRemovals(id, path: path)
         }
-        for n in subtree(id) {
+        let all = subtree(id)
+        unlink(id)
+        // Every descendant leaves the child table while its parent and name are still there.
+        for n in all.dropFirst() { removeSlot(n) }
+        for n in all {
             nodes[Int(n)].live = false
             storeDirty.remove(n)
             releaseDir(n)
-            nodes[Int(n)].name = []
+            freeName(n)
             free.append(n)
             liveCount -= 1
         }
@@ -445,8 +393,8 @@ public struct StateTree: Sendable {
         guard n.record.kind != .gone else { return }
         removals.append(Removal(path: path, node: id, parent: n.parent, wasDirectory: n.record.kind == .dir))
         guard n.record.kind == .dir else { return }
-        for child in childMap(id).values where nodes[Int(child)].record.kind == .dir {
-            recordRemovals(child, path: PathBytes.join(path, nodes[Int(child)].name))
+        for child in childIDs(id) where nodes[Int(child)].record.kind == .dir {
+            recordRemovals(child, path: PathBytes.join(path, name(child)))
         }
     }
 
@@ -457,7 +405,7 @@ public struct StateTree: Sendable {
     public mutating func addRoot(path: [UInt8], scan: ScanTree, rules: IgnoreRules) -> NodeID {
         lastGen += 1
         let gen = lastGen
-        let id = allocate(Node(parent: -1, name: path, record: EntryRecord(kind: .dir, state: .unknown, gen: gen)))
+        let id = allocate(parent: -1, name: path, record: EntryRecord(kind: .dir, state: .unknown, gen: gen))
         touchNew(id)
         roots.append(Root(node: id, path: path, rules: rules))
         insert(scan, under: id, state: .unknown, gen: gen)
@@ -476,23 +424,22 @@ public struct StateTree: Sendable {
     /// (nil: a fresh one each). Existing children of the same name are replaced.
     mutating func insert(_ scan: ScanTree, under dir: NodeID, state: SyncState, gen: UInt64?) {
         guard !scan.entries.isEmpty else { return }
-        reserveNodes(scan.entries.count)
+        reserve(nodes: scan.entries.count, nameBytes: scan.entries.reduce(0) { $0 + $1.name.count })
         let rules = rootIndex(of: dir).map { roots[$0].rules } ?? .none
         var ids = [NodeID](repeating: -1, count: scan.entries.count)
         var added = Tally()
         // Counts are summed bottom-up after the insert; ancestors of `dir` get the total once.
         for (i, e) in scan.entries.enumerated() {
             let parent = e.parent < 0 ? dir : ids[Int(e.parent)]
-            if let old = child(parent, NameKey(e.name)) {
+            if let old = child(parent, e.name) {
                 // A tombstone or stale entry of the same name: the scan is the truth now.
                 let existed = nodes[Int(old)].record.kind != .gone
                 detach(old, recordAs: existed ? PathBytes.join(path(parent), e.name) : nil)
             }
             var g: UInt64
             if let gen { g = gen } else { lastGen += 1; g = lastGen }
-            let id = allocate(Node(parent: parent, name: e.name, record: EntryRecord(kind: e.kind, state: state, gen: g)))
+            let id = allocate(parent: parent, name: e.name, record: EntryRecord(kind: e.kind, state: state, gen: g))
             if e.parent < 0 { touchNew(id) }
-            setChild(parent, NameKey(e.name), id)
             ids[i] = id
             applyNewEntryIgnore(id, rules: rules)
         }

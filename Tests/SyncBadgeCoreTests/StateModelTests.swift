@@ -473,8 +473,8 @@ private struct Harness {
         var treePaths: [String: StateTree.NodeID] = ["": rootID]
         var stack: [(StateTree.NodeID, String)] = [(rootID, "")]
         while let (id, rel) = stack.popLast() {
-            for (name, child) in tree.childMap(id) {
-                let n = String(decoding: name.bytes, as: UTF8.self)
+            for child in tree.childIDs(id) {
+                let n = String(decoding: tree.name(child), as: UTF8.self)
                 let childRel = rel.isEmpty ? n : rel + "/" + n
                 treePaths[childRel] = child
                 stack.append((child, childRel))

@@ -38,6 +38,7 @@ import Testing
         var reachable = 0
         var slots: [Int32: String] = [:]
         let freeSlots = Set(t.freeDirs)
+        var liveNameBytes = 0
         for root in t.roots {
             let all = t.subtree(root.node)
             reachable += all.count
@@ -62,7 +63,7 @@ import Testing
                 if t.counts(id) != recount {
                     problems.append("\(path): counts \(t.counts(id).wireValue), recount \(recount.wireValue)")
                 }
-                if rec.kind != .dir && !t.childMap(id).isEmpty {
+                if rec.kind != .dir && !t.childIDs(id).isEmpty {
                     problems.append("\(path): a \(rec.kind.name) with children")
                 }
                 if rec.kind == .gone && rec.state != .pending {
@@ -71,9 +72,14 @@ import Testing
                 if t.find(t.path(id)) != id {
                     problems.append("\(path): find does not lead back to the node")
                 }
-                for (name, child) in t.childMap(id) where t.parent(child) != id || t.name(child)[...] != name.bytes {
-                    problems.append("\(path): child \(text(Array(name.bytes))) is linked wrongly")
+                let kids = t.childIDs(id)
+                for child in kids where t.parent(child) != id || t.child(id, t.name(child)) != child {
+                    problems.append("\(path): child \(text(t.name(child))) is linked wrongly")
                 }
+                for (i, child) in kids.enumerated() where t.nodes[Int(child)].prev != (i == 0 ? -1 : kids[i - 1]) {
+                    problems.append("\(path): child \(text(t.name(child))) has a wrong back link")
+                }
+                liveNameBytes += t.name(id).count
                 let p = t.parent(id)
                 if p >= 0, !t.isRoot(p), t.record(p).state == .ignored, rec.state != .ignored {
                     problems.append("\(path): below an ignored directory but \(rec.state.name)")
@@ -82,6 +88,13 @@ import Testing
         }
         if t.liveCount != reachable {
             problems.append("liveCount \(t.liveCount), reachable \(reachable)")
+        }
+        // Every non-root node has exactly one entry in the child table.
+        if t.slotsUsed != reachable - t.roots.count || t.slots.filter({ $0 >= 0 }).count != t.slotsUsed {
+            problems.append("child table holds \(t.slotsUsed) (\(t.slots.filter { $0 >= 0 }.count) found), \(reachable - t.roots.count) linked")
+        }
+        if liveNameBytes + t.namesFree != t.names.count {
+            problems.append("names: \(liveNameBytes) live + \(t.namesFree) free != \(t.names.count)")
         }
         return problems
     }
@@ -99,7 +112,7 @@ import Testing
         bad2.nodes[Int(x)].record.state = .error
         #expect(violations(bad2).contains { $0.hasPrefix("/r: counts") })
         var bad3 = t
-        bad3.setChild(a, StateTree.NameKey(b("x")), nil)
+        bad3.unlink(x)
         #expect(violations(bad3).contains { $0.hasPrefix("liveCount") })
         var bad4 = t
         bad4.freeDirs.append(bad4.nodes[Int(a)].dir)
