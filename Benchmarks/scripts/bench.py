@@ -401,7 +401,9 @@ def fig_cli(ctx, only):
     try:
         d.add_root(d.conn(), root)
         env = dict(os.environ, SYNCBADGE_SOCKET=d.sock)
-        cmd = f"{os.path.join(ctx.sbbin, 'syncbadge')} status --no-spawn"
+        # The command as a user or a prompt types it. With no option it takes the CLI's fast
+        # path (no ArgumentParser); the daemon is up, so nothing is spawned.
+        cmd = f"{os.path.join(ctx.sbbin, 'syncbadge')} status"
         # A sanity run: it must succeed, or hyperfine would be timing an error path.
         r = subprocess.run(shlex.split(cmd), cwd=root, env=env, capture_output=True, timeout=10)
         if r.returncode != 0:
