@@ -77,13 +77,22 @@ public struct IgnoreRules: Sendable, Equatable {
     /// Ancestors are the caller's business: below an ignored directory everything is ignored.
     public func matches(_ path: [ArraySlice<UInt8>], isDir: Bool) -> Bool {
         guard let last = path.last else { return false }
+        return matches(name: last, isDir: isDir) { path }
+    }
+
+    /// The same for an entry named `name`, whose path is only built (by `path`) when an
+    /// anchored rule needs it: most rules match names alone, and registering a big tree asks
+    /// this once per entry.
+    public func matches(name last: ArraySlice<UInt8>, isDir: Bool, path: () -> [ArraySlice<UInt8>]) -> Bool {
         var ignored = false
+        var components: [ArraySlice<UInt8>]? = nil
         for rule in rules {
             if rule.dirOnly && !isDir { continue }
             if rule.negated != ignored { continue }  // cannot change the outcome
             let hit: Bool
             if rule.anchored {
-                hit = Self.matchSegments(rule.segments[...], path[...])
+                if components == nil { components = path() }
+                hit = Self.matchSegments(rule.segments[...], components![...])
             } else {
                 hit = rule.segments.count == 1 && Self.glob(rule.segments[0][...], last)
             }

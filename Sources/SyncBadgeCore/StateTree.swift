@@ -431,7 +431,9 @@ public struct StateTree: Sendable {
         // Counts are summed bottom-up after the insert; ancestors of `dir` get the total once.
         for (i, e) in scan.entries.enumerated() {
             let parent = e.parent < 0 ? dir : ids[Int(e.parent)]
-            if let old = child(parent, e.name) {
+            // Below the top level every parent was made by this insert, from a scan with one
+            // entry per name: only the top level can meet an existing child.
+            if e.parent < 0, let old = child(parent, e.name) {
                 // A tombstone or stale entry of the same name: the scan is the truth now.
                 let existed = nodes[Int(old)].record.kind != .gone
                 detach(old, recordAs: existed ? PathBytes.join(path(parent), e.name) : nil)
@@ -463,7 +465,7 @@ public struct StateTree: Sendable {
         let parent = nodes[Int(id)].parent
         if parent >= 0, nodes[Int(parent)].record.ruleIgnored { return true }
         if rules.isEmpty { return false }
-        return rules.matches(relativeComponents(id), isDir: nodes[Int(id)].record.kind == .dir)
+        return rules.matches(name: nameSlice(id), isDir: nodes[Int(id)].record.kind == .dir) { relativeComponents(id) }
     }
 
     /// A new entry is ignored by the rules, or (not by the rules) when it appears inside a

@@ -24,7 +24,6 @@ enum DirectoryScanner {
                     return Array(bytes[0..<len])
                 }
                 if name == [0x2E] || name == [0x2E, 0x2E] { continue }
-                let path = PathBytes.join(dirPath, name)
                 var kind: EntryKind
                 switch Int32(ent.pointee.d_type) {
                 case Int32(DT_REG): kind = .file
@@ -35,13 +34,14 @@ enum DirectoryScanner {
                 }
                 var ident: FileIdentity? = nil
                 if identities || Int32(ent.pointee.d_type) == Int32(DT_UNKNOWN) {
-                    guard let (k, id) = FileStat.lstat(path) else { continue }
+                    guard let (k, id) = FileStat.lstat(PathBytes.join(dirPath, name)) else { continue }
                     kind = k
                     ident = identities && k != .dir ? id : nil
                 }
                 let index = tree.append(parent: dirIndex, name: name, kind: kind, identity: ident)
                 if tree.count % 100_000 == 0 { progress(tree.count) }
-                if kind == .dir { stack.append((path, index, dirIndex)) }
+                // Only directories need their path: a file's would be built and thrown away.
+                if kind == .dir { stack.append((PathBytes.join(dirPath, name), index, dirIndex)) }
             }
         }
         return tree
