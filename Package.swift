@@ -23,6 +23,8 @@ let package = Package(
             name: "CInotifyTools",
             providers: [.apt(["libinotifytools0-dev"])]
         ),
+        // glibc's <malloc.h>, for the daemon's allocator settings (Daemon.tuneAllocator).
+        .systemLibrary(name: "CMalloc"),
         .target(name: "SyncBadgeCore", swiftSettings: strict),
         .target(
             name: "SyncBadgeWatcher",
@@ -44,7 +46,7 @@ let package = Package(
         .target(
             name: "SyncBadgeServer",
             dependencies: [
-                "SyncBadgeCore", "SyncBadgeWatcher", "SyncBadgeStore",
+                "CMalloc", "SyncBadgeCore", "SyncBadgeWatcher", "SyncBadgeStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -67,6 +67,8 @@ struct Soak: ParsableCommand {
     }
 
     func run() throws {
+        // The daemon's own allocator settings, so the soak's RSS is the daemon's.
+        Daemon.tuneAllocator()
         var logger = Logger(label: "syncbadge-soak")
         logger.logLevel = .warning
         let tmp = try makeTemporaryDirectory()

@@ -35,6 +35,7 @@ struct SyncBadged: ParsableCommand {
     var logLevel: Logger.Level = .info
 
     func run() throws {
+        Daemon.tuneAllocator()
         // A parent may have blocked other signals (test runners do). SIGTERM and SIGINT are
         // blocked in every thread, inherited by each one the daemon starts, and taken by
         // `sigwait` on this one: stopping needs no signal handler and no timer.
