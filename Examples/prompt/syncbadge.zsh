@@ -211,9 +211,10 @@ _syncbadge_take() {
     data=$_syncbadge_buf$chunk
     lines=("${(@ps:\n:)data}")
     _syncbadge_buf=$lines[-1]         # what follows the last LF: a line still coming
-    # OBSERVE's listing (one ITEM per entry) says nothing the prompt shows: dropped in one
-    # pattern match, not parsed line by line, which was most of a prompt's cost after a cd.
-    lines=("${(@)${(@)lines[1,-2]}:#o<-> ITEM *}")
+    # OBSERVE's listing (one ITEM per entry) and the OKs of OBSERVE and UNOBSERVE say nothing
+    # the prompt shows: dropped in one pattern match rather than parsed one by one (a zsh
+    # function call is what a prompt after a cd spends its time on; PERFORMANCE.md).
+    lines=("${(@)${(@)lines[1,-2]}:#(o<-> ITEM *|o<-> OK*|u<-> *)}")
     for line in "${(@)lines}"; do
         line=${line%$'\r'}
         [[ -n $line ]] || continue
@@ -249,10 +250,11 @@ _syncbadge_here() {
 }
 
 # Sends UNOBSERVE (the old directory), OBSERVE and STATUS (the current one) in one write.
+# $1: the current directory's wire form, when the caller has it already.
 _syncbadge_ask() {
     emulate -L zsh
-    _syncbadge_here
-    local dir=$REPLY req=
+    local dir=$1 req=
+    if (( ! $# )); then _syncbadge_here; dir=$REPLY; fi
     (( _syncbadge_seq++ ))
     [[ -n $_syncbadge_observed && $_syncbadge_observed != "$dir" ]] &&
         req+="u$_syncbadge_seq UNOBSERVE $_syncbadge_observed"$'\n'
@@ -348,7 +350,7 @@ _syncbadge_precmd() {
         _syncbadge_here
         if [[ $REPLY != "$_syncbadge_dir" ]] || (( _syncbadge_again )); then
             _syncbadge_state= _syncbadge_counts=
-            _syncbadge_ask && _syncbadge_wait s$_syncbadge_seq
+            _syncbadge_ask $REPLY && _syncbadge_wait s$_syncbadge_seq
         fi
     fi
     _syncbadge_render
