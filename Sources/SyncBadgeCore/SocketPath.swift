@@ -3,9 +3,15 @@
 /// `/tmp/syncbadge-$UID/daemon.sock`.
 public enum SocketPath {
     public static func resolve(explicit: String?, environment: [String: String], uid: UInt32) -> String {
+        resolve(explicit: explicit, variable: { environment[$0] }, uid: uid)
+    }
+
+    /// The same, reading variables one at a time: a one-shot CLI looks up two with `getenv`
+    /// rather than convert its whole environment into a dictionary.
+    public static func resolve(explicit: String?, variable: (String) -> String?, uid: UInt32) -> String {
         if let explicit, !explicit.isEmpty { return explicit }
-        if let env = environment["SYNCBADGE_SOCKET"], !env.isEmpty { return env }
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+        if let env = variable("SYNCBADGE_SOCKET"), !env.isEmpty { return env }
+        if let runtime = variable("XDG_RUNTIME_DIR"), runtime.hasPrefix("/") {
             return runtime + "/syncbadge/daemon.sock"
         }
         return "/tmp/syncbadge-\(uid)/daemon.sock"

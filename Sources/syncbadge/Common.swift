@@ -33,7 +33,7 @@ struct Endpoint {
     var noSpawn = false
 
     var socketPath: String {
-        SocketPath.resolve(explicit: socket, environment: ProcessInfo.processInfo.environment, uid: getuid())
+        SocketPath.resolve(explicit: socket, variable: CLI.environment, uid: getuid())
     }
 
     /// Connects and says `HELLO`, starting the daemon if none answers (unless --no-spawn);
@@ -74,6 +74,12 @@ enum CLI {
     static func fail(_ message: String, code: Int32 = 1) -> Never {
         Output.write("syncbadge: \(message)\n", to: STDERR_FILENO)
         exit(code)
+    }
+
+    /// One environment variable. `ProcessInfo.processInfo.environment` would convert every
+    /// variable into a dictionary first, a cost each one-shot `status` paid twice.
+    static func environment(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
     }
 
     /// Long-running commands: a parent may have blocked signals (test runners, some shells'
@@ -135,8 +141,7 @@ struct Style {
     let badges: [String: (glyph: String, ascii: String, color: String)]
 
     init(badgeLines: [WireMessage]) {
-        let env = ProcessInfo.processInfo.environment
-        color = isatty(STDOUT_FILENO) == 1 && (env["NO_COLOR"] ?? "").isEmpty && env["TERM"] != "dumb"
+        color = isatty(STDOUT_FILENO) == 1 && (CLI.environment("NO_COLOR") ?? "").isEmpty && CLI.environment("TERM") != "dumb"
         var b: [String: (String, String, String)] = [:]
         for m in badgeLines where m.kind == "BADGE" {
             guard let id = m.fields.first?.string else { continue }
