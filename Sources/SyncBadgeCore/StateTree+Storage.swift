@@ -42,10 +42,16 @@ extension StateTree {
         return (UInt32(start), UInt16(name.count))
     }
 
-    /// Forgets a freed node's name; compacts the arena when holes are half of it.
+    /// Forgets a freed node's name (a hole until the next compaction).
     mutating func freeName(_ id: NodeID) {
         namesFree += Int(nodes[Int(id)].nameCount)
+        nodes[Int(id)].nameStart = 0
         nodes[Int(id)].nameCount = 0
+    }
+
+    /// Compacts the arena once holes are half of it: called after a batch of frees, not
+    /// per node, so freeing a big subtree compacts at most once.
+    mutating func compactNamesIfSparse() {
         if namesFree >= 64 * 1024 && namesFree * 2 >= names.count {
             compactNames()
         }
@@ -92,8 +98,10 @@ extension StateTree {
         let needed = (slotsUsed + slotsDeleted + more) * 2
         guard needed > slots.count else { return }
         var capacity = max(slots.count, 16)
-        // Mostly deleted slots: a rehash at the same size is enough.
-        while capacity < (slotsUsed + more) * 2 { capacity *= 2 }
+        // Mostly deleted slots: a rehash at the same size is enough. At most a third full
+        // afterwards, so the next rehash is a sixth of the table's links or frees away, never
+        // one event away.
+        while capacity < (slotsUsed + more) * 3 { capacity *= 2 }
         rehash(capacity)
     }
 

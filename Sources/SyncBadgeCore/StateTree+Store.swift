@@ -68,7 +68,11 @@ extension StateTree {
         recordsForStore = false
         defer { recordsForStore = true }
         let rootRecord = entries.first { $0.relativePath.isEmpty }?.record ?? EntryRecord(kind: .dir, state: .unknown, gen: lastGen)
-        reserve(nodes: entries.count + 1, nameBytes: path.count + entries.reduce(0) { $0 + $1.relativePath.count })
+        // Each stored path's last component is its node's name.
+        let nameBytes = entries.reduce(0) { total, e in
+            total + e.relativePath.count - ((e.relativePath.lastIndex(of: PathBytes.slash) ?? -1) + 1)
+        }
+        reserve(nodes: entries.count + 1, nameBytes: path.count + nameBytes)
         let rootID = allocate(parent: -1, name: path, record: rootRecord)
         roots.append(Root(node: rootID, path: path, rules: rules))
         var added: [NodeID] = []

@@ -385,6 +385,7 @@ public struct StateTree: Sendable {
             free.append(n)
             liveCount -= 1
         }
+        compactNamesIfSparse()
     }
 
     /// Records the node and every existing directory below it as gone for viewers.
@@ -421,33 +422,51 @@ public struct StateTree: Sendable {
     }
 
     /// Inserts scanned entries below `dir`, all in `state` (or `ignored`) with generation `gen`
-    /// (nil: a fresh one each). Existing children of the same name are replaced.
+    /// (nil: a fresh one each). Existing children of the same name are replaced. The scan
+    /// lists each name once per directory (`ScanTree.appendListed`).
     mutating func insert(_ scan: ScanTree, under dir: NodeID, state: SyncState, gen: UInt64?) {
         guard !scan.entries.isEmpty else { return }
         reserve(nodes: scan.entries.count, nameBytes: scan.entries.reduce(0) { $0 + $1.name.count })
         let rules = rootIndex(of: dir).map { roots[$0].rules } ?? .none
         var ids = [NodeID](repeating: -1, count: scan.entries.count)
         var added = Tally()
+        // A directory changed while it was read can list a name twice (readdir on tmpfs after
+        // a rename): the second entry is merged into the node of the first, which is counted
+        // once. Below the top level every parent is new, so any hit there is such a twin; at
+        // the top level `newTop` tells twins from children that were there before.
+        var newTop = Set<NodeID>()
+        var twins = Set<Int>()
         // Counts are summed bottom-up after the insert; ancestors of `dir` get the total once.
         for (i, e) in scan.entries.enumerated() {
             let parent = e.parent < 0 ? dir : ids[Int(e.parent)]
-            // Below the top level every parent was made by this insert, from a scan with one
-            // entry per name: only the top level can meet an existing child.
-            if e.parent < 0, let old = child(parent, e.name) {
+            var g: UInt64
+            if let gen { g = gen } else { lastGen += 1; g = lastGen }
+            if let old = child(parent, e.name) {
+                if e.parent >= 0 || newTop.contains(old) {
+                    twins.insert(i)
+                    ids[i] = old
+                    // What was read last wins, unless the first is a directory with entries now.
+                    if e.kind == .dir || childIDs(old).isEmpty {
+                        nodes[Int(old)].record = EntryRecord(kind: e.kind, state: state, gen: g)
+                        applyNewEntryIgnore(old, rules: rules)
+                    }
+                    continue
+                }
                 // A tombstone or stale entry of the same name: the scan is the truth now.
                 let existed = nodes[Int(old)].record.kind != .gone
                 detach(old, recordAs: existed ? PathBytes.join(path(parent), e.name) : nil)
             }
-            var g: UInt64
-            if let gen { g = gen } else { lastGen += 1; g = lastGen }
             let id = allocate(parent: parent, name: e.name, record: EntryRecord(kind: e.kind, state: state, gen: g))
-            if e.parent < 0 { touchNew(id) }
+            if e.parent < 0 {
+                touchNew(id)
+                newTop.insert(id)
+            }
             ids[i] = id
             applyNewEntryIgnore(id, rules: rules)
         }
-        // Counts bottom-up (children come after their parents in a scan), then the top-level
-        // entries' contributions go to `dir` and above once.
-        for i in stride(from: scan.entries.count - 1, through: 0, by: -1) {
+        // Counts bottom-up (children come after their parents in a scan, twins' children after
+        // both twins), then the top-level entries' contributions go to `dir` and above once.
+        for i in stride(from: scan.entries.count - 1, through: 0, by: -1) where !twins.contains(i) {
             let c = contribution(ids[i])
             let p = scan.entries[i].parent
             if p >= 0 {

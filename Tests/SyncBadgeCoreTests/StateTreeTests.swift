@@ -61,6 +61,27 @@ import Testing
         #expect(t.path(try #require(t.id("/r/x/y"))) == b("/r/x/y"))
     }
 
+    /// readdir on a directory changed while it is read can list a name twice (tmpfs, after a
+    /// rename): the tree keeps one entry for it, at any depth, as read last, counted once.
+    @Test func aNameListedTwiceByAScanIsOneEntry() throws {
+        var s = ScanTree()
+        let a = s.append(parent: -1, name: b("a"), kind: .dir)
+        s.append(parent: a, name: b("x"), kind: .file)
+        s.append(parent: a, name: b("x"), kind: .dir)
+        s.append(parent: -1, name: b("f"), kind: .file)
+        let twin = s.append(parent: -1, name: b("a"), kind: .dir)   // read twice: its entries twice
+        s.append(parent: twin, name: b("x"), kind: .dir)
+        s.append(parent: twin, name: b("y"), kind: .file)
+        var t = StateTree()
+        t.addRoot(path: b("/r"), scan: s, rules: .none)
+        #expect(t.liveCount == 5)
+        #expect(t.record(try #require(t.id("/r/a/x"))).kind == .dir)
+        #expect(names(t, t.children(try #require(t.id("/r/a")))) == ["x", "y"])
+        #expect(t.counts(try #require(t.id("/r"))) == counts([(.unknown, 4)]))
+        #expect(t.counts(try #require(t.id("/r/a"))) == counts([(.unknown, 2)]))
+        #expect(t.slotsUsed == 4)
+    }
+
     // MARK: Adding a root
 
     @Test func everyEntryStartsUnknownWithTheRootsGeneration() throws {
