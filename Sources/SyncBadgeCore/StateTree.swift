@@ -422,8 +422,7 @@ public struct StateTree: Sendable {
     }
 
     /// Inserts scanned entries below `dir`, all in `state` (or `ignored`) with generation `gen`
-    /// (nil: a fresh one each). Existing children of the same name are replaced. The scan
-    /// lists each name once per directory (`ScanTree.appendListed`).
+    /// (nil: a fresh one each). Existing children of the same name are replaced.
     mutating func insert(_ scan: ScanTree, under dir: NodeID, state: SyncState, gen: UInt64?) {
         guard !scan.entries.isEmpty else { return }
         reserve(nodes: scan.entries.count, nameBytes: scan.entries.reduce(0) { $0 + $1.name.count })
