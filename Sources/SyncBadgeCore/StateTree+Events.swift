@@ -63,8 +63,7 @@ extension StateTree {
     /// is given).
     mutating func dropChildren(_ id: NodeID, path: [UInt8]?) {
         for child in childIDs(id) {
-            let name = name(child)
-            detach(child, recordAs: path.map { PathBytes.join($0, name) })
+            detach(child, recordAs: path.map { childPath(child, under: $0) })
         }
     }
 

@@ -21,6 +21,11 @@ extension StateTree {
 
     public func name(_ id: NodeID) -> [UInt8] { Array(names[nameRange(id)]) }
 
+    /// A child's path from its parent's, straight from the arena (no copy of the name).
+    public func childPath(_ child: NodeID, under parentPath: [UInt8]) -> [UInt8] {
+        PathBytes.join(parentPath, nameSlice(child))
+    }
+
     /// A view into the arena: keep it short-lived, since it pins the arena (an append while one
     /// is alive copies the whole arena).
     func nameSlice(_ id: NodeID) -> ArraySlice<UInt8> { names[nameRange(id)] }
@@ -181,6 +186,11 @@ extension StateTree {
     }
 
     // MARK: Directory slots
+
+    public func counts(_ id: NodeID) -> StateCounts {
+        let d = nodes[Int(id)].dir
+        return d < 0 ? StateCounts() : dirs[Int(d)].counts
+    }
 
     func rollupCounts(_ id: NodeID) -> StateCounts {
         let d = nodes[Int(id)].dir

@@ -166,10 +166,6 @@ public struct StateTree: Sendable {
     }
 
     public func record(_ id: NodeID) -> EntryRecord { nodes[Int(id)].record }
-    public func counts(_ id: NodeID) -> StateCounts {
-        let d = nodes[Int(id)].dir
-        return d < 0 ? StateCounts() : dirs[Int(d)].counts
-    }
     public func parent(_ id: NodeID) -> NodeID { nodes[Int(id)].parent }
     public func isRoot(_ id: NodeID) -> Bool { nodes[Int(id)].parent < 0 }
 
@@ -395,7 +391,7 @@ public struct StateTree: Sendable {
         removals.append(Removal(path: path, node: id, parent: n.parent, wasDirectory: n.record.kind == .dir))
         guard n.record.kind == .dir else { return }
         for child in childIDs(id) where nodes[Int(child)].record.kind == .dir {
-            recordRemovals(child, path: PathBytes.join(path, name(child)))
+            recordRemovals(child, path: childPath(child, under: path))
         }
     }
 

@@ -189,7 +189,7 @@ extension Engine {
         guard let p = paths(req, s, min: 1, max: 1)?.first, let id = directory(req, s, p) else { return }
         let children = tree.children(id)
         for child in children {
-            s.write(tree.view(child, path: PathBytes.join(p, tree.name(child))).wireLine(head: req.tag))
+            s.write(tree.view(child, path: tree.childPath(child, under: p)).wireLine(head: req.tag))
         }
         if observe {
             s.observing[id, default: 0] += 1

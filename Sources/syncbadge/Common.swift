@@ -15,7 +15,6 @@ struct ConnectionOptions: ParsableArguments {
     var noSpawn = false
 
     var endpoint: Endpoint { Endpoint(socket: socket, noSpawn: noSpawn) }
-    var socketPath: String { endpoint.socketPath }
 
     func connect(role: String = "viewer", name: String = "syncbadge-cli", hello: Bool = true) throws -> Connection {
         try endpoint.connect(role: role, name: name, hello: hello)
