@@ -143,7 +143,9 @@ import SyncBadgeCore
         #expect(try c.status(root + "/build/out.o").state == "ignored")
         // Ignored entries never raise the roll-up; writing to them changes nothing.
         try Data("more".utf8).write(to: URL(fileURLWithPath: root + "/junk.log"))
-        try Data("!junk.log\n*.log\n".utf8).write(to: URL(fileURLWithPath: root + "/.syncbadgeignore"))
+        // Replaced whole, as editors save: rewriting it in place is truncate-then-write, and the
+        // daemon may read the file in between (see the closing note's known issues).
+        try Data("!junk.log\n*.log\n".utf8).write(to: URL(fileURLWithPath: root + "/.syncbadgeignore"), options: .atomic)
         try c.waitForPush { $0.kind == "ITEM" && $0.path == root + "/build" && $0.fields[1].string != "ignored" }
         #expect(try c.status(root + "/junk.log").state == "ignored")
         #expect(try c.status(root + "/build/out.o").state == "pending")
