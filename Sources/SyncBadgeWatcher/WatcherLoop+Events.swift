@@ -87,7 +87,9 @@ extension WatcherLoop {
         } else if has(m, IN_ATTRIB) {
             emit(.changed(path: path, kind: isDir ? .dir : kindOf(path), what: .attrib))
         }
-        if dir.parent < 0 && e.name == IgnoreRules.fileName {
+        // Not on IN_MODIFY: a rewrite in place truncates first, and the file read then would be
+        // empty or half written; its IN_CLOSE_WRITE follows once the writer is done.
+        if dir.parent < 0 && e.name == IgnoreRules.fileName && !has(m, IN_MODIFY) {
             emit(.ignoreFileChanged(root: dirPath, contents: DirectoryScanner.readFile(path)))
         }
     }

@@ -176,7 +176,10 @@ final class WatcherLoop {
 
     /// Adds a watch on a directory found below `parent` (or a root when `parent` is -1).
     func addWatch(_ path: [UInt8], parent: Int32, name: [UInt8], root: Int32?) -> Int32? {
-        let wd = path.withCString { inotify_add_watch(fd, $0, Self.dirMask) }
+        // A root also reports closes after writing: its ignore file is read when its writer is
+        // done with it, not at the truncation that starts a rewrite in place.
+        let mask = parent < 0 ? Self.dirMask | UInt32(IN_CLOSE_WRITE) : Self.dirMask
+        let wd = path.withCString { inotify_add_watch(fd, $0, mask) }
         guard wd >= 0 else {
             let err = errno
             lastWatchError = err

@@ -143,12 +143,32 @@ import SyncBadgeCore
         #expect(try c.status(root + "/build/out.o").state == "ignored")
         // Ignored entries never raise the roll-up; writing to them changes nothing.
         try Data("more".utf8).write(to: URL(fileURLWithPath: root + "/junk.log"))
-        // Replaced whole, as editors save: rewriting it in place is truncate-then-write, and the
-        // daemon may read the file in between (see the closing note's known issues).
-        try Data("!junk.log\n*.log\n".utf8).write(to: URL(fileURLWithPath: root + "/.syncbadgeignore"), options: .atomic)
+        try Data("!junk.log\n*.log\n".utf8).write(to: URL(fileURLWithPath: root + "/.syncbadgeignore"))
         try c.waitForPush { $0.kind == "ITEM" && $0.path == root + "/build" && $0.fields[1].string != "ignored" }
         #expect(try c.status(root + "/junk.log").state == "ignored")
         #expect(try c.status(root + "/build/out.o").state == "pending")
+    }
+
+    /// An ignore file rewritten in place is truncated first: the rules in force stay until its
+    /// writer closes it, rather than flipping to an empty rule set in between.
+    @Test func anIgnoreFileIsReadWhenItsWriterCloses() throws {
+        let d = try DaemonHarness()
+        let root = try d.addRoot(files: ["junk.log", "keep.txt"])
+        let c = try d.connect()
+        _ = try c.request("OBSERVE", [.path(Array(root.utf8))])
+        try Data("*.log\n".utf8).write(to: URL(fileURLWithPath: root + "/.syncbadgeignore"))
+        try c.waitForPush { $0.kind == "ITEM" && $0.path == root + "/junk.log" && $0.fields[1].string == "ignored" }
+        let fd = open(root + "/.syncbadgeignore", O_WRONLY | O_TRUNC)
+        #expect(fd >= 0)
+        // Everything before this marker's push has been applied, the truncation included.
+        try touchFile(root + "/marker")
+        try c.waitForPush { $0.kind == "ITEM" && $0.path == root + "/marker" }
+        #expect(try c.status(root + "/junk.log").state == "ignored")
+        let rules = Array("*.txt\n".utf8)
+        #expect(write(fd, rules, rules.count) == rules.count)
+        close(fd)
+        try c.waitForPush { $0.kind == "ITEM" && $0.path == root + "/keep.txt" && $0.fields[1].string == "ignored" }
+        #expect(try c.status(root + "/junk.log").state == "pending")
     }
 
     @Test func aDeletedRootTurnsToErrorAndIsWatchedAgainWhenRecreated() throws {
