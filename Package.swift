@@ -3,6 +3,16 @@ import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
+// Shell prompts and scripts start the CLI over and over: with no dynamic loader (no libc,
+// libstdc++ or libm to map and relocate), a run starts in half the time (docs/PERFORMANCE.md).
+// It needs nothing from glibc that only works dynamically: no user or group lookups, no dlopen.
+// `-static-executable` links only together with `--static-swift-stdlib`, so it is asked for by
+// `make release` (SYNCBADGE_STATIC_CLI=1 beside that flag), and a plain `swift build -c release`
+// links a dynamic CLI like any Swift package.
+let staticCLI: [LinkerSetting] = Context.environment["SYNCBADGE_STATIC_CLI"] == "1"
+    ? [.unsafeFlags(["-static-executable"], .when(platforms: [.linux], configuration: .release))]
+    : []
+
 let package = Package(
     name: "SyncBadge",
     platforms: [.macOS(.v14)],
@@ -70,11 +80,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict,
-            // Shell prompts and scripts start the CLI over and over: with no dynamic loader
-            // (no libc, libstdc++ or libm to map and relocate), a run starts in half the time
-            // (docs/PERFORMANCE.md). It needs nothing from glibc that only works dynamically:
-            // no user or group lookups, no dlopen.
-            linkerSettings: [.unsafeFlags(["-static-executable"], .when(platforms: [.linux], configuration: .release))]
+            linkerSettings: staticCLI
         ),
         // `make reliability`'s fast-forward soak: the daemon in-process, fed synthetic events.
         .executableTarget(
