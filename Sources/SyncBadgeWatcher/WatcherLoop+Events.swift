@@ -87,11 +87,23 @@ extension WatcherLoop {
         } else if has(m, IN_ATTRIB) {
             emit(.changed(path: path, kind: isDir ? .dir : kindOf(path), what: .attrib))
         }
-        // Not on IN_MODIFY: a rewrite in place truncates first, and the file read then would be
-        // empty or half written; its IN_CLOSE_WRITE follows once the writer is done.
-        if dir.parent < 0 && e.name == IgnoreRules.fileName && !has(m, IN_MODIFY) {
+        if dir.parent < 0 && e.name == IgnoreRules.fileName && ignoreFileIsFinal(m, path) {
             emit(.ignoreFileChanged(root: dirPath, contents: DirectoryScanner.readFile(path)))
         }
+    }
+
+    /// Whether this event of a root's ignore file says its content is final, so that it is read
+    /// now: its writer closed it, it was renamed onto the name (how editors save) or away, or
+    /// deleted. Not on IN_MODIFY, nor on IN_CREATE of a file that open(2) made: that file is
+    /// empty or half written, its IN_CLOSE_WRITE follows, and a read delayed until the event is
+    /// handled could meet a later rewrite's truncation and apply an empty rule set in between.
+    /// A hard link made to an existing file has no writer to close it, so it is read at creation.
+    func ignoreFileIsFinal(_ m: UInt32, _ path: [UInt8]) -> Bool {
+        if has(m, IN_CLOSE_WRITE) || has(m, IN_MOVED_TO) || has(m, IN_MOVED_FROM) || has(m, IN_DELETE) { return true }
+        guard has(m, IN_CREATE) else { return false }
+        var st = stat()
+        guard path.withCString({ Glibc.lstat($0, &st) }) == 0 else { return true }
+        return st.st_nlink > 1
     }
 
     /// Re-creates a deleted control file and watches it again; -1 if that is impossible.

@@ -171,6 +171,18 @@ import SyncBadgeCore
         #expect(try c.status(root + "/junk.log").state == "pending")
     }
 
+    /// A hard link has no writer to close it: the rules it brings apply at once.
+    @Test func anIgnoreFileLinkedInIsReadAtOnce() throws {
+        let d = try DaemonHarness()
+        let root = try d.addRoot(files: ["keep.txt"])
+        let rules = d.temp.sub("rules")
+        try touchFile(rules, "*.txt\n")
+        let c = try d.connect()
+        _ = try c.request("OBSERVE", [.path(Array(root.utf8))])
+        #expect(link(rules, root + "/.syncbadgeignore") == 0)
+        try c.waitForPush { $0.kind == "ITEM" && $0.path == root + "/keep.txt" && $0.fields[1].string == "ignored" }
+    }
+
     @Test func aDeletedRootTurnsToErrorAndIsWatchedAgainWhenRecreated() throws {
         let d = try DaemonHarness()
         let gone = try d.addRoot("gone", files: ["a/f"])
