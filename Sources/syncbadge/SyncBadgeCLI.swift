@@ -19,6 +19,9 @@ struct SyncBadgeCLI: ParsableCommand {
             and `syncbadge status`, `ls` and `watch` show. Relative paths are taken from the \
             current directory.
 
+            The options every subcommand takes (--socket, --no-spawn, and --json where it \
+            applies) may also stand before the subcommand: `syncbadge --socket S roots`.
+
             Exit codes: 0 success, 1 an error the daemon reported, 64 a usage error, 69 no daemon \
             answers (start one with `syncbadged &`).
             """,

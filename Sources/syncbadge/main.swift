@@ -6,7 +6,10 @@ import ArgumentParser
 // the binary: over half of a `status` run; docs/PERFORMANCE.md), so that form skips it.
 // Anything else, an option or `--` included, goes through the parser, which also gives help
 // and usage errors.
-let arguments = CommandLine.arguments.dropFirst()
+let given = Array(CommandLine.arguments.dropFirst())
+// Only a leading `-` can be a global option before the subcommand: the fast path pays one
+// comparison.
+let arguments = given.first?.hasPrefix("-") == true ? GlobalOptions.hoisted(given) : given
 if arguments.first == "status", !arguments.dropFirst().contains(where: { $0.hasPrefix("-") }) {
     do {
         try StatusReport(paths: Array(arguments.dropFirst())).run()
@@ -14,5 +17,5 @@ if arguments.first == "status", !arguments.dropFirst().contains(where: { $0.hasP
         SyncBadgeCLI.exit(withError: error)
     }
 } else {
-    SyncBadgeCLI.main()
+    SyncBadgeCLI.main(arguments)
 }

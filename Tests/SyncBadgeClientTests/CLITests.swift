@@ -18,6 +18,34 @@ import SyncBadgeClient
         #expect(try runCLI(["add"]).status == 64)
     }
 
+    /// `--socket`, `--no-spawn` and `--json` may stand before the subcommand, as git's `-C` does,
+    /// with the same result as after it.
+    @Test func optionsEverySubcommandTakesMayComeFirst() throws {
+        let d = try DaemonHarness()
+        let root = try d.addRoot(files: ["f"])
+        let after = try runCLI(["roots", "--socket", d.socket])
+        #expect(after.status == 0 && after.out.contains(root))
+        let first = try runCLI(["--socket", d.socket, "roots"])
+        #expect(first == after)
+        let joined = try runCLI(["--socket=\(d.socket)", "roots"])
+        #expect(joined == after)
+        let status = try runCLI(["--no-spawn", "--socket", d.socket, "status", root])
+        let statusAfter = try runCLI(["status", root, "--socket", d.socket])
+        #expect(status.status == 0 && status == statusAfter)
+        let json = try runCLI(["--json", "--socket", d.socket, "ls", root])
+        let jsonAfter = try runCLI(["ls", root, "--json", "--socket", d.socket])
+        #expect(json.status == 0 && json == jsonAfter)
+        #expect(json.out.hasPrefix("{\"path\":\"\(root)/f\""))
+        // Only where the subcommand takes it: `add` has no --json.
+        let wrong = try runCLI(["--json", "--socket", d.socket, "add", root])
+        #expect(wrong.status == 64 && wrong.err.contains("--json"))
+        // Without a daemon, --no-spawn before the subcommand still holds.
+        let none = try runCLI(["--no-spawn", "--socket", d.temp.sub("none.sock"), "status"])
+        #expect(none.status == 69)
+        // The root's help says so.
+        #expect(try runCLI(["--help"]).out.contains("syncbadge --socket S roots"))
+    }
+
     @Test func addStatusLsAndExitStatus() throws {
         let d = try DaemonHarness()
         let dir = d.temp.sub("tree")
@@ -165,12 +193,7 @@ import SyncBadgeClient
         #expect(racers.map(\.terminationStatus) == [0, 0])
         // Both clients may have spawned a daemon; the one that lost the lock may still be
         // starting when the clients are done (under load), and exits once it reaches the lock.
-        var running = daemons(on: socket)
-        let deadline = Date().addingTimeInterval(10)
-        while running.count > 1, Date() < deadline {
-            usleep(20_000)
-            running = daemons(on: socket)
-        }
+        let running = waitForExits(of: daemons(on: socket), untilAtMost: 1, timeout: 10)
         #expect(running.count == 1, "daemons: \(running)")
         #expect(FileManager.default.fileExists(atPath: temp.sub("state/syncbadge/syncbadged.log")))
         // Once it runs, clients use it.
