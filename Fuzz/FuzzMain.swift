@@ -5,6 +5,9 @@
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ count: Int) -> Int32 {
-    FuzzChecks.check(Array(UnsafeBufferPointer(start: data, count: count)))
+    // A broken rule must crash: libFuzzer keeps the input that crashed as the reproducer.
+    if let broken = FuzzChecks.violations(Array(UnsafeBufferPointer(start: data, count: count))).first {
+        fatalError(broken)
+    }
     return 0
 }
