@@ -9,16 +9,6 @@ import SyncBadgeCore
 /// The shell prompt integrations in `Examples/prompt/`, end to end: the real daemon, each
 /// shell in a detached tmux session, the screen read with `capture-pane`.
 @Suite(.serialized) struct PromptTests {
-    /// The absolute path of an executable on the PATH, or nil.
-    static func installed(_ name: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        for dir in path.split(separator: ":") {
-            let candidate = "\(dir)/\(name)"
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
-        return nil
-    }
-
     static var script: URL { Products.repository.appendingPathComponent("Examples/prompt") }
 
     @Test(.enabled(if: installed("zsh") != nil && installed("tmux") != nil,
@@ -98,22 +88,20 @@ enum Shell: String, CustomStringConvertible, Sendable {
     var scriptName: String { "syncbadge.\(rawValue)" }
 }
 
-/// One shell running in its own tmux server, its prompt showing `P[<badges>]> `.
+/// One shell running in its own tmux server (Support/Tmux.swift), its prompt showing
+/// `P[<badges>]> `.
 final class PromptSession {
     let shell: Shell
     let temp: TempDir
-    let tmuxName: String
     let env: [String: String]
+    private(set) var screen: TmuxScreen?
 
     init(_ shell: Shell, temp: TempDir) {
         self.shell = shell
         self.temp = temp
-        tmuxName = "syncbadge-prompt-\(shell)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         var env = ProcessInfo.processInfo.environment
         env["LANG"] = "C.UTF-8"
         env.removeValue(forKey: "LC_ALL")
-        env.removeValue(forKey: "TMUX")
-        env["TMUX_TMPDIR"] = temp.path
         env["HOME"] = temp.sub("home")
         env["XDG_CONFIG_HOME"] = temp.sub("home/.config")
         env["XDG_DATA_HOME"] = temp.sub("home/.local/share")
@@ -123,47 +111,26 @@ final class PromptSession {
         self.env = env
     }
 
-    @discardableResult
-    func tmux(_ args: [String]) throws -> String {
-        let all = ["-L", tmuxName, "-f", "/dev/null"] + args
-        let (status, out) = try spawn(PromptTests.installed("tmux")!, all, environment: env,
-                                      capture: args.first == "capture-pane")
-        guard status == 0 else {
-            throw HarnessError(description: "tmux \(args.joined(separator: " ")) failed: \(status)")
-        }
-        return out
+    /// Starts the shell (the command `prepare` returned) in `/`.
+    func start(_ command: String) throws {
+        screen = try TmuxScreen(temp: temp, name: "prompt-\(shell)", environment: env, command: command)
     }
 
+    func kill() { screen?.kill() }
+
     func send(_ keys: String, enter: Bool = true) throws {
-        if !keys.isEmpty { try tmux(["send-keys", "-t", "t", "-l", keys]) }
-        if enter { try tmux(["send-keys", "-t", "t", "Enter"]) }
+        guard let screen else { throw HarnessError(description: "the shell has not started") }
+        try screen.type(keys, enter: enter)
     }
 
     /// The screen's non-empty lines, trailing blanks removed.
-    func screen() throws -> [String] {
-        try tmux(["capture-pane", "-p", "-t", "t"]).split(separator: "\n")
-            .map { String($0).replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) }
-            .filter { !$0.isEmpty }
-    }
+    func lines() -> [String] { screen?.lines() ?? [] }
 
-    /// Polls the screen every 50 ms until `done` holds, at most `timeout` seconds; `poke` runs
-    /// every `pokeEvery` seconds meanwhile (a new prompt for shells that draw only then).
     @discardableResult
     func wait(_ what: String, timeout: Double = 10, pokeEvery: Double? = nil, poke: (() throws -> Void)? = nil,
               until done: ([String]) -> Bool) throws -> Double {
-        let start = Date()
-        var lastPoke = start
-        var last: [String] = []
-        while Date().timeIntervalSince(start) < timeout {
-            last = try screen()
-            if done(last) { return Date().timeIntervalSince(start) }
-            if let pokeEvery, let poke, Date().timeIntervalSince(lastPoke) >= pokeEvery {
-                try poke()
-                lastPoke = Date()
-            }
-            usleep(50_000)
-        }
-        throw HarnessError(description: "\(shell): no \(what) within \(timeout) s; the screen:\n" + last.joined(separator: "\n"))
+        guard let screen else { throw HarnessError(description: "the shell has not started") }
+        return try screen.wait("\(shell): \(what)", timeout: timeout, pokeEvery: pokeEvery, poke: poke, until: done)
     }
 
     /// Waits until the current (last) line is the prompt showing `badges`.
@@ -174,7 +141,7 @@ final class PromptSession {
                         until: { $0.last == want })
     }
 
-    static func quote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }
+    static func quote(_ s: String) -> String { TmuxScreen.quote(s) }
     static func fishQuote(_ s: String) -> String {
         "'" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
     }
@@ -187,7 +154,7 @@ final class PromptSession {
         try fm.createDirectory(atPath: home + "/run", withIntermediateDirectories: true)
         let script = PromptTests.script.appendingPathComponent(shell.scriptName).path
         let products = Products.directory.path
-        let exe = PromptTests.installed(shell.executable)!
+        let exe = installed(shell.executable)!
         switch shell {
         case .zsh:
             let rc = """
@@ -257,8 +224,8 @@ final class PromptSession {
         try FileManager.default.createDirectory(atPath: later, withIntermediateDirectories: true)
         try touchFile(later + "/x")
         let command = try session.prepare(socket: d.socket, root: root, later: later)
-        defer { _ = try? session.tmux(["kill-server"]) }
-        try session.tmux(["new-session", "-d", "-x", "120", "-y", "30", "-s", "t", "-c", "/", command])
+        defer { session.kill() }
+        try session.start(command)
         try session.waitForPrompt("")
         step("first prompt")
         let cdRoot = shell == .fish ? "cd $R" : #"cd "$R""#
@@ -281,9 +248,16 @@ final class PromptSession {
         }
         #expect(fd >= 0)
         close(fd)
+        // The daemon knows the file before the shell goes there: `weird` is in the root's listing
+        // or its own push, then `f` in weird's.
         let viewer = try d.connect()
-        let known = Date().addingTimeInterval(10)
-        while (try? viewer.status(bytes: inner))?.state != "pending" && Date() < known { usleep(20_000) }
+        if try !viewer.request("OBSERVE", [.path(Array(root.utf8))]).data.contains(where: { $0.fields.first?.bytes == weird }) {
+            try viewer.waitForPush("the new directory") { $0.kind == "ITEM" && $0.fields.first?.bytes == weird }
+        }
+        if try !viewer.request("OBSERVE", [.path(weird)]).data.contains(where: { $0.fields.first?.bytes == inner }) {
+            try viewer.waitForPush("its file") { $0.kind == "ITEM" && $0.fields.first?.bytes == inner }
+        }
+        #expect(try viewer.status(bytes: inner).state == "pending")
         try session.send(shell == .fish ? "cd $R/w*" : #"cd "$R"/w*"#)
         try session.waitForPrompt("⇡1")
         try session.send("cd ..")
@@ -348,72 +322,6 @@ final class PromptSession {
             lines.count >= 2 && lines[lines.count - 2] == "step-5b" && lines.last == "P[]>"
         }
         // PROMPT_TESTS_SHOW=1 prints the final screen.
-        if ProcessInfo.processInfo.environment["PROMPT_TESTS_SHOW"] != nil { print(try session.screen().joined(separator: "\n")) }
+        if ProcessInfo.processInfo.environment["PROMPT_TESTS_SHOW"] != nil { print(session.lines().joined(separator: "\n")) }
     }
-}
-
-/// Runs a program and waits for it, with posix_spawn and waitpid: `Process` sometimes misses
-/// the exit of a child as short-lived as `tmux new-session -d` and waits forever. Standard
-/// output is captured (or /dev/null: the tmux server that `new-session` starts would keep a
-/// pipe open); standard input and error are /dev/null.
-func spawn(_ path: String, _ args: [String], environment: [String: String], capture: Bool) throws -> (Int32, String) {
-    var fds: [Int32] = [-1, -1]
-    if capture { guard pipe(&fds) == 0 else { throw HarnessError(description: "pipe failed") } }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    if capture {
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-        posix_spawn_file_actions_addclose(&actions, fds[0])
-        posix_spawn_file_actions_addclose(&actions, fds[1])
-    } else {
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    }
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    let argv = ([path] + args).map { strdup($0) } + [nil]
-    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-        for a in argv { free(a) }
-        for e in envp { free(e) }
-    }
-    // Test threads block signals, and children would inherit that (tmux, and the shells it
-    // starts, would never see SIGHUP): an empty mask and default dispositions.
-    var attr = posix_spawnattr_t()
-    posix_spawnattr_init(&attr)
-    defer { posix_spawnattr_destroy(&attr) }
-    var none = sigset_t()
-    sigemptyset(&none)
-    posix_spawnattr_setsigmask(&attr, &none)
-    var all = sigset_t()
-    sigfillset(&all)
-    sigdelset(&all, SIGKILL)
-    sigdelset(&all, SIGSTOP)
-    posix_spawnattr_setsigdefault(&attr, &all)
-    posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-    var pid: pid_t = 0
-    let rc = posix_spawn(&pid, path, &actions, &attr, argv, envp)
-    if capture { close(fds[1]) }
-    guard rc == 0 else {
-        if capture { close(fds[0]) }
-        throw HarnessError(description: "posix_spawn \(path) failed: \(rc)")
-    }
-    var output: [UInt8] = []
-    if capture {
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fds[0], $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            output += chunk[0..<n]
-        }
-        close(fds[0])
-    }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 {
-        guard errno == EINTR else { throw HarnessError(description: "waitpid failed: \(errno)") }
-    }
-    // WIFEXITED / WEXITSTATUS
-    let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-    return (exit, String(decoding: output, as: UTF8.self))
 }

@@ -7,32 +7,23 @@ import SyncBadgeClient
 import SyncBadgeCore
 
 /// The ranger plugin `Examples/ranger/syncbadge.py`, end to end: the real daemon, a real ranger
-/// in a detached tmux session (its own tmux server, its socket in the test's temporary
-/// directory, so nothing is left behind in /tmp/tmux-UID), a temporary HOME and config directory
-/// holding `rc.conf` and `plugins/syncbadge.py`. The test reads the screen with `capture-pane`
-/// every 50 ms until what it waits for shows up or a deadline passes; it never sleeps.
+/// in a tmux server of the test's own (Support/Tmux.swift), a temporary HOME and config directory
+/// holding `rc.conf` and `plugins/syncbadge.py`.
 final class RangerScreen {
     static let plugin = Products.repository.appendingPathComponent("Examples/ranger/syncbadge.py").path
 
     /// ranger and tmux on the PATH.
     static var available: Bool { toolsOnPath(["ranger", "tmux"]) }
 
-    let temp: TempDir
-    let server: String
-    let log: String
-    let outputFile: String
-    var killed = false
+    let screen: TmuxScreen
 
     /// Starts ranger in `directory`, talking to the daemon on `socket`.
     /// `idle_delay` is ranger's longest wait for a key (25.5 s at most): set this high, a badge
     /// that changes within the test's deadline was redrawn by the plugin, not by ranger's idle tick.
     init(temp: TempDir, socket: String, directory: String) throws {
-        self.temp = temp
-        server = temp.sub("tmux.sock")
         let home = temp.sub("ranger-home")
         let config = temp.sub("ranger-config")
-        log = temp.sub("ranger.log")
-        outputFile = temp.sub("tmux-output")
+        let log = temp.sub("ranger.log")
         let fm = FileManager.default
         try fm.createDirectory(atPath: config + "/ranger/plugins", withIntermediateDirectories: true)
         try fm.createDirectory(atPath: home, withIntermediateDirectories: true)
@@ -46,107 +37,35 @@ final class RangerScreen {
         let env = [
             "HOME=\(home)", "XDG_CONFIG_HOME=\(config)", "XDG_DATA_HOME=\(home)/data", "XDG_CACHE_HOME=\(home)/cache",
             "SYNCBADGE_SOCKET=\(socket)", "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
-        ].map(Self.quote).joined(separator: " ")
+        ].map(TmuxScreen.quote).joined(separator: " ")
         // If ranger dies, its last words stay on the screen for the failure message.
-        let command = "env \(env) ranger --logfile=\(Self.quote(log)) \(Self.quote(directory)); echo \"ranger exited: $?\"; sleep 600"
-        try tmux(["new-session", "-d", "-x", "150", "-y", "40", command])
-    }
-
-    static func quote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
-
-    /// Runs a tmux client on this test's server; its standard output.
-    ///
-    /// Not with `Process`: the first client forks the tmux server, which keeps every descriptor
-    /// the client inherited, and Foundation's `Process` learns of a child's exit from a socket
-    /// the child inherits, so `waitUntilExit` would wait for the server's whole life (and the
-    /// server would hold other tests' pipes open). posix_spawn closes everything but 0-2, and
-    /// gives tmux (so the server and ranger) an empty signal mask and default handlers: a test
-    /// thread blocks most signals, and a ranger started with them blocked would not even die of
-    /// the SIGHUP `kill-server` sends.
-    @discardableResult
-    func tmux(_ args: [String]) throws -> String {
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "TMUX")
-        env["LANG"] = "C.UTF-8"
-        env["LC_ALL"] = "C.UTF-8"
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        // Output to a file: a pipe's end could leak into another test's child meanwhile.
-        posix_spawn_file_actions_addopen(&actions, 1, outputFile, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        guard Self.addCloseFrom(&actions, 3) == 0 else { throw HarnessError(description: "addclosefrom failed") }
-        let argv = (["tmux", "-u", "-f", "/dev/null", "-S", server] + args).map { strdup($0) } + [nil]
-        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        var none = sigset_t(), all = sigset_t()
-        sigemptyset(&none)
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attr, &none)
-        posix_spawnattr_setsigdefault(&attr, &all)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, "tmux", &actions, &attr, argv, envp)
-        guard rc == 0 else { throw HarnessError(description: "cannot run tmux: \(String(cString: strerror(rc)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        guard status == 0 else {
-            throw HarnessError(description: "tmux \(args.first ?? "") failed with status \(status)")
+        let command = "env \(env) ranger --logfile=\(TmuxScreen.quote(log)) \(TmuxScreen.quote(directory)); echo \"ranger exited: $?\"; sleep 600"
+        var tmuxEnv = ProcessInfo.processInfo.environment
+        tmuxEnv["LANG"] = "C.UTF-8"
+        tmuxEnv["LC_ALL"] = "C.UTF-8"
+        screen = try TmuxScreen(temp: temp, name: "ranger", environment: tmuxEnv, command: command, width: 150, height: 40)
+        screen.diagnostics = {
+            "ranger log:\n" + ((try? String(contentsOfFile: log, encoding: .utf8)).map { String($0.suffix(3000)) } ?? "(no log)")
         }
-        return (try? String(contentsOfFile: outputFile, encoding: .utf8)) ?? ""
     }
-
-    /// glibc's posix_spawn_file_actions_addclosefrom_np (2.34), which Swift's Glibc module hides.
-    static let addCloseFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
-        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
-            fatalError("glibc 2.34 or later needed: posix_spawn_file_actions_addclosefrom_np")
-        }
-        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
-    }()
 
     /// The screen as text.
-    func screen() -> String { (try? tmux(["capture-pane", "-p"])) ?? "" }
+    func text() -> String { screen.text() }
 
-    /// Polls the screen until it shows what `predicate` wants; throws at the deadline, with the
-    /// screen and ranger's log.
-    @discardableResult
-    func wait(_ what: String, timeout: Double = 10, _ predicate: (String) -> Bool) throws -> String {
-        let deadline = Date().addingTimeInterval(timeout)
-        var last = ""
-        while true {
-            last = screen()
-            if predicate(last) { return last }
-            if Date() > deadline { break }
-            usleep(50_000)
-        }
-        let logText = (try? String(contentsOfFile: log, encoding: .utf8)) ?? "(no log)"
-        throw HarnessError(description: "the screen never showed \(what) within \(timeout)s:\n\(last)\n--- ranger log ---\n\(logText.suffix(3000))")
+    /// Waits until the screen, as one text, satisfies `predicate`.
+    func wait(_ what: String, timeout: Double = 10, _ predicate: (String) -> Bool) throws {
+        try screen.wait(what, timeout: timeout) { predicate($0.joined(separator: "\n")) }
     }
 
-    func wait(for text: String, timeout: Double = 10) throws {
-        try wait("\"\(text)\"", timeout: timeout) { $0.contains(text) }
-    }
+    func wait(for text: String, timeout: Double = 10) throws { try screen.wait(for: text, timeout: timeout) }
 
     /// Types literal keys (no Enter).
-    func keys(_ text: String) throws { try tmux(["send-keys", "-l", text]) }
+    func keys(_ text: String) throws { try screen.type(text) }
 
     /// Runs a ranger command: `:`, the text, Enter.
-    func command(_ text: String) throws {
-        try keys(":" + text)
-        try tmux(["send-keys", "Enter"])
-    }
+    func command(_ text: String) throws { try screen.type(":" + text, enter: true) }
 
-    func kill() {
-        guard !killed else { return }
-        killed = true
-        _ = try? tmux(["kill-server"])
-    }
-
-    deinit { kill() }
+    func kill() { screen.kill() }
 }
 
 @Suite(.enabled(if: RangerScreen.available, "needs ranger and tmux"), .serialized)
@@ -249,7 +168,7 @@ struct RangerTests {
         try ranger.wait(for: "plain.txt")
         try ranger.command("sync_menu")
         try ranger.wait(for: "not in a synced folder")
-        #expect(!ranger.screen().contains("? plain.txt"))
+        #expect(!ranger.text().contains("? plain.txt"))
         // Into the root: badges appear.
         try ranger.command("cd \(root)")
         try ranger.wait(for: "? inside.txt")

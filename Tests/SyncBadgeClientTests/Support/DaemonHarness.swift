@@ -14,7 +14,9 @@ enum Products {
     static var daemon: URL { directory.appendingPathComponent("syncbadged") }
     static var cli: URL { directory.appendingPathComponent("syncbadge") }
     static var repository: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        // Tests/SyncBadgeClientTests/Support/DaemonHarness.swift
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
     }
     static var badges: URL { repository.appendingPathComponent("Badges") }
 }
@@ -202,6 +204,26 @@ func touchFile(_ path: String, _ contents: String = "") throws {
     close(fd)
 }
 
+/// Reads a pipe to its end on a thread of its own.
+final class PipeReader: Sendable {
+    private let data = Mutex(Data())
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle) {
+        Thread { [self] in
+            let all = handle.readDataToEndOfFile()
+            data.withLock { $0 = all }
+            done.signal()
+        }.start()
+    }
+
+    /// Everything the pipe carried, once its writers closed it.
+    func wait() -> Data {
+        done.wait()
+        return data.withLock { $0 }
+    }
+}
+
 /// Runs the CLI; returns exit status and standard output.
 func runCLI(_ args: [String], environment: [String: String]? = nil) throws -> (status: Int32, out: String, err: String) {
     let p = Process()
@@ -212,14 +234,11 @@ func runCLI(_ args: [String], environment: [String: String]? = nil) throws -> (s
     p.standardOutput = out
     p.standardError = err
     try p.run()
+    // Both pipes at once: a child that fills one while the test reads the other to its end
+    // would wait forever.
+    let errReader = PipeReader(err.fileHandleForReading)
     let o = out.fileHandleForReading.readDataToEndOfFile()
-    let e = err.fileHandleForReading.readDataToEndOfFile()
+    let e = errReader.wait()
     p.waitUntilExit()
     return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
-}
-
-/// Whether every tool is an executable on the PATH (suites skip themselves otherwise).
-func toolsOnPath(_ tools: [String]) -> Bool {
-    let dirs = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-    return tools.allSatisfy { tool in dirs.contains { access("\($0)/\(tool)", X_OK) == 0 } }
 }
