@@ -157,3 +157,18 @@ extension StateMachine {
         return .applied(n)
     }
 }
+
+extension StateMachine {
+    /// The engine that set this path `syncing` went away while the daemon runs: the path is
+    /// `pending` again, same gen, progress and badge cleared, `message` saying why. Nil when
+    /// the path is no longer `syncing` (something else happened to it meanwhile).
+    public static func engineGone(_ r: EntryRecord, message: String) -> EntryRecord? {
+        guard r.state == .syncing else { return nil }
+        var n = r
+        n.state = .pending
+        n.progress = nil
+        n.badge = nil
+        n.message = message
+        return n
+    }
+}

@@ -30,6 +30,23 @@ extension StateTree {
         return .done(gen: nodes[Int(id)].live ? nodes[Int(id)].record.gen : rec.gen)
     }
 
+    /// Releases what a departed engine left `syncing` (StateMachine.engineGone); ids that are
+    /// no longer live, or no longer `syncing`, are passed over. Returns how many changed.
+    public mutating func releaseSyncing(_ ids: [NodeID], message: String) -> Int {
+        var released = 0
+        for id in ids where isLive(id) {
+            guard let n = StateMachine.engineGone(nodes[Int(id)].record, message: message) else { continue }
+            update(id, n)
+            released += 1
+        }
+        return released
+    }
+
+    /// Whether `id` names an entry of the tree now (ids of removed entries are reused).
+    public func isLive(_ id: NodeID) -> Bool {
+        id >= 0 && Int(id) < nodes.count && nodes[Int(id)].live
+    }
+
     /// Every path below (and including) `root` whose own state is `pending`, tombstones
     /// included, parents first. Subtrees without a pending entry are skipped.
     public func pendingPaths(under root: NodeID) -> [NodeID] {

@@ -29,6 +29,10 @@ extension Engine {
         let badge = Badge(id: String(decoding: id, as: UTF8.self), label: label, glyph: glyph, ascii: ascii, color: color, image: image)
         if let i = badges.firstIndex(where: { $0.id == badge.id }) { badges[i] = badge } else { badges.append(badge) }
         s.ok(req.tag)
+        // Every client refreshes its badge cache (1.1, `badge-push`).
+        let line = badge.wireLine(tag: "*")
+        for c in sessions.values where c.role != nil { c.pushBadge(line, id: badge.id) }
+        flushDirty()
     }
 
     func defineMenu(_ req: WireRequest, _ s: Session) {
@@ -118,9 +122,31 @@ extension Engine {
         return Selection(root: root, target: target, paths: paths, nodes: nodes)
     }
 
+    /// The provider a request names with `provider=<name>` (1.1, `provider-address`): the
+    /// connection whose `TOOLBAR` line carries that name. Nil with `ERR no-provider` sent when
+    /// none does.
+    func addressedProvider(_ req: WireRequest, _ s: Session, name: String) -> Session? {
+        let named = sessions.values.sorted { $0.id < $1.id }
+            .first { $0.role == .provider && $0.toolbar != nil && $0.name == name && $0.isActive }
+        if named == nil { s.error(req.tag, "no-provider", message: Array("no sync engine named \(name) has a toolbar item".utf8)) }
+        return named
+    }
+
     func menu(_ req: WireRequest, _ s: Session) {
         guard let kind = req.fields.first?.string, MenuItem.kinds.contains(kind) else {
-            s.error(req.tag, "bad-request", message: Array("usage: MENU items|container|sidebar|toolbar [target=<path>] <path>...".utf8))
+            s.error(req.tag, "bad-request", message: Array("usage: MENU items|container|sidebar|toolbar [target=<path>] <path>... | MENU toolbar provider=<name>".utf8))
+            return
+        }
+        if let name = req.option("provider") {
+            guard let provider = addressedProvider(req, s, name: name) else { return }
+            // Paths are optional here; when given, the items match their states.
+            var states: [SyncState] = []
+            if req.fields.count > 1 || req.options["target"] != nil {
+                guard let sel = selection(req, s, fieldsFrom: 1) else { return }
+                states = sel.nodes.map { tree.reportedState($0) }
+            }
+            for item in (provider.menus[kind] ?? []) where item.matches(states.map(\.name)) { s.write(item.wireLine(tag: req.tag)) }
+            s.ok(req.tag)
             return
         }
         guard let sel = selection(req, s, fieldsFrom: 1) else { return }
@@ -154,8 +180,20 @@ extension Engine {
             s.error(req.tag, "bad-request", message: Array("usage: ACTION <action-id> [target=<path>] <path>...".utf8))
             return
         }
-        guard let sel = selection(req, s, fieldsFrom: 1) else { return }
         let actionID = String(decoding: id, as: UTF8.self)
+        if let name = req.option("provider"), !BuiltinMenu.ids.contains(actionID) {
+            guard let provider = addressedProvider(req, s, name: name) else { return }
+            var paths: [[UInt8]] = []
+            var target: [UInt8]?
+            if req.fields.count > 1 || req.options["target"] != nil {
+                guard let sel = selection(req, s, fieldsFrom: 1) else { return }
+                (paths, target) = (sel.paths, sel.target)
+            }
+            deliverAction(actionID, target: target, paths: paths, from: s, to: provider)
+            s.ok(req.tag)
+            return
+        }
+        guard let sel = selection(req, s, fieldsFrom: 1) else { return }
         switch actionID {
         case BuiltinMenu.details:
             // Without selected paths, the details are the target's.
@@ -173,16 +211,21 @@ extension Engine {
                 s.error(req.tag, "no-provider", message: Array("no sync engine has claimed \(PathBytes.display(sel.root))".utf8))
                 return
             }
-            var line = WireLine("*")
-            line.word("ACTION")
-            line.word(actionID)
-            if let t = sel.target { line.option("target", t) }
-            for p in sel.paths { line.field(p) }
-            line.option("from", s.name)
-            provider.write(line)
-            provider.flush()
+            deliverAction(actionID, target: sel.target, paths: sel.paths, from: s, to: provider)
             s.ok(req.tag)
         }
+    }
+
+    /// `* ACTION <action-id> [target=<path>] <path>... from=<client-name>` to a provider.
+    func deliverAction(_ actionID: String, target: [UInt8]?, paths: [[UInt8]], from s: Session, to provider: Session) {
+        var line = WireLine("*")
+        line.word("ACTION")
+        line.word(actionID)
+        if let target { line.option("target", target) }
+        for p in paths { line.field(p) }
+        line.option("from", s.name)
+        provider.write(line)
+        provider.flush()
     }
 
     /// The built-in Ignore / Stop ignoring: edit the root's ignore file; the watcher sees the

@@ -40,7 +40,7 @@ extension Engine {
         var stated: [[UInt8]] = []
         for (s, reqs) in groups {
             answers.append((s, reqs.map { req in
-                let (line, ok) = applySet(req, stated: &stated)
+                let (line, ok) = applySet(req, from: s, stated: &stated)
                 return (req.tag, line, ok)
             }))
         }
@@ -70,7 +70,7 @@ extension Engine {
     }
 
     /// Applies one `SET`; its answer line, and whether it is an `OK`.
-    func applySet(_ req: WireRequest, stated: inout [[UInt8]]) -> (WireLine, Bool) {
+    func applySet(_ req: WireRequest, from s: Session, stated: inout [[UInt8]]) -> (WireLine, Bool) {
         func fail(_ code: String, _ message: [UInt8]) -> (WireLine, Bool) {
             var l = WireLine(req.tag)
             l.word("ERR")
@@ -113,8 +113,40 @@ extension Engine {
         case .done(let gen):
             line.word("OK")
             line.word("gen=\(gen)")
+            noteSyncing(path, set, by: s)
         }
         return (line, true)
+    }
+
+    // MARK: Syncing that outlives its engine
+
+    /// Remembers who set a path (and with `recursive=1`, its subtree) `syncing`; another state
+    /// set by anyone ends that.
+    func noteSyncing(_ path: [UInt8], _ set: SetRequest, by s: Session) {
+        guard let id = tree.find(path) else { return }
+        for node in set.recursive ? tree.subtree(id) : [id] {
+            if set.state == .syncing { syncingSetBy[node] = s.id } else { syncingSetBy.removeValue(forKey: node) }
+        }
+        if syncingSetBy.count > 2 * syncingPrunedAt {
+            // Paths that left `syncing` by a local change, or were removed, meanwhile.
+            syncingSetBy = syncingSetBy.filter { tree.isLive($0.key) && tree.record($0.key).state == .syncing }
+            syncingPrunedAt = max(64, syncingSetBy.count)
+        }
+    }
+
+    /// A provider's connection closed while the daemon runs: every path still `syncing` as it
+    /// set it returns to `pending` (same gen, progress cleared, a message saying why), so no
+    /// badge stays "syncing" for an engine that is gone (protocol 1.1).
+    func releaseSyncing(of s: Session) {
+        let mine = syncingSetBy.filter { $0.value == s.id }.map(\.key)
+        guard !mine.isEmpty else { return }
+        for node in mine { syncingSetBy.removeValue(forKey: node) }
+        guard !shuttingDown else { return }
+        let released = tree.releaseSyncing(mine, message: "\(s.name) stopped before this finished syncing")
+        guard released > 0 else { return }
+        logger.info("released syncing paths of a closed provider", metadata: ["provider": "\(s.name)", "paths": "\(released)"])
+        publishChanges()
+        scheduleCommit()
     }
 
     // MARK: Group commit

@@ -85,6 +85,7 @@ extension Engine {
         }
         s.role = role
         if let name = req.options["name"], !name.isEmpty { s.name = String(decoding: name, as: UTF8.self) }
+        s.wantsRootPushes = req.option("roots") != "0"
         s.ok(req.tag) { line in
             line.word("proto=1")
             line.option("server", Engine.serverName)
@@ -188,8 +189,11 @@ extension Engine {
     func list(_ req: WireRequest, _ s: Session, observe: Bool) {
         guard let p = paths(req, s, min: 1, max: 1)?.first, let id = directory(req, s, p) else { return }
         let children = tree.children(id)
-        for child in children {
-            s.write(tree.view(child, path: tree.childPath(child, under: p)).wireLine(head: req.tag))
+        // `OBSERVE <dir> list=0` (1.1): the count without the listing, for prompts.
+        if !(observe && req.option("list") == "0") {
+            for child in children {
+                s.write(tree.view(child, path: tree.childPath(child, under: p)).wireLine(head: req.tag))
+            }
         }
         if observe {
             s.observing[id, default: 0] += 1

@@ -34,7 +34,8 @@ final class Engine {
     }
 
     static let serverName = "syncbadge/0.1.0"
-    static let capabilities = "observe,menus,changes"
+    /// Protocol 1.0's, then 1.1's (PROTOCOL.md, "Capabilities of version 1.1").
+    static let capabilities = "observe,menus,changes,observe-nolist,roots-optout,badge-push,provider-address"
 
     let loop: EventLoop
     let logger: Logger
@@ -80,6 +81,14 @@ final class Engine {
     var unstored: [StoreChanges] = []
     var commitRetry: Scheduled<Void>?
     var commitRetryDelay = Engine.firstCommitRetry
+    /// Who set each path `syncing` (a session id): a provider's `syncing` is released when its
+    /// connection closes. Entries whose path left `syncing` go when their session closes, or
+    /// when the table has doubled since it was last pruned.
+    var syncingSetBy: [StateTree.NodeID: Int] = [:]
+    var syncingPrunedAt = 64
+    /// Set by `shutdown()`: connections closing then release nothing (states are stored as
+    /// they are and survive the restart).
+    var shuttingDown = false
 
     init(loop: EventLoop, store: Store, storeThread: NIOThreadPool, badges: [Badge], privatePaths: [[UInt8]], logger: Logger) throws {
         self.loop = loop
@@ -157,6 +166,7 @@ final class Engine {
         line.word("watches=\(watcher?.watches(of: info.path) ?? 0)")
         if info.scanning { line.word("scanning=1") }
         if let d = info.degraded { line.option("degraded", d) }
+        if let e = info.error { line.option("message", e) }
         return line
     }
 
@@ -181,11 +191,12 @@ final class Engine {
             changeSubscribers[root]?.removeValue(forKey: s.id)
             if changeSubscribers[root]?.isEmpty == true { changeSubscribers.removeValue(forKey: root) }
         }
-        // A provider's claims go with it; the states it set stay.
+        // A provider's claims go with it; the states it set stay, but for `syncing`.
         for (root, owner) in claims where owner === s {
             claims.removeValue(forKey: root)
             pushRoot(root)
         }
+        releaseSyncing(of: s)
         flushDirty()
     }
 
@@ -272,8 +283,14 @@ final class Engine {
         for p in rootsChanged { pushRoot(p) }
     }
 
+    /// A badge as a `* BADGE` line, if it is defined.
+    func badgeLine(_ id: String) -> WireLine? {
+        badges.first { $0.id == id }?.wireLine(tag: "*")
+    }
+
     /// Ends every connection with `* BYE shutdown`.
     func shutdown() {
+        shuttingDown = true
         commitRetry?.cancel()
         for s in sessions.values { s.bye("shutdown") }
     }

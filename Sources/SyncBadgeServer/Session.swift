@@ -30,6 +30,10 @@ final class Session: ChannelInboundHandler {
     var droppedChanges: Set<[UInt8]> = []
     /// Roots whose `* ROOT` pushes were dropped for a slow reader: it gets their latest line.
     var droppedRoots: Set<[UInt8]> = []
+    /// Badges whose `* BADGE` pushes were dropped for a slow reader: it gets their latest line.
+    var droppedBadges: Set<String> = []
+    /// `HELLO roots=0`: no `* ROOT` pushes (protocol 1.1, `roots-optout`).
+    var wantsRootPushes = true
     /// Roots whose change feed this connection subscribed to.
     var subscriptions: Set<[UInt8]> = []
     /// A provider's menu items by kind, in definition order.
@@ -81,9 +85,11 @@ final class Session: ChannelInboundHandler {
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         guard context.channel.isWritable else { return }
         resumeReadingIfDrained()
-        guard !droppedPushes.isEmpty || !droppedChanges.isEmpty || !droppedRoots.isEmpty else { return }
+        guard !droppedPushes.isEmpty || !droppedChanges.isEmpty || !droppedRoots.isEmpty || !droppedBadges.isEmpty else { return }
         for root in droppedRoots { write(engine.currentRootLine(root)) }
         droppedRoots.removeAll()
+        for id in droppedBadges { if let line = engine.badgeLine(id) { write(line) } }
+        droppedBadges.removeAll()
         for node in droppedPushes where observing[node] != nil {
             engine.writeReset(node, to: self)
         }
@@ -192,9 +198,20 @@ final class Session: ChannelInboundHandler {
     /// A `* ROOT` push: for a slow reader, only the root's latest line once it catches up.
     /// Every client gets these, so a client that never reads would otherwise hold them all.
     func pushRoot(_ line: WireLine, root: [UInt8]) {
-        guard isActive else { return }
+        guard isActive, wantsRootPushes else { return }
         if isBackedUp {
             droppedRoots.insert(root)
+            return
+        }
+        write(line)
+        engine.markDirty(self)
+    }
+
+    /// A `* BADGE` push: for a slow reader, only the badge's latest line once it catches up.
+    func pushBadge(_ line: WireLine, id: String) {
+        guard isActive else { return }
+        if isBackedUp {
+            droppedBadges.insert(id)
             return
         }
         write(line)

@@ -205,8 +205,12 @@ import SyncBadgeCore
         #expect(list.out == root + "/one\0")
         let set = try runCLI(["set", "syncing", root + "/one", root + "/two words", "--progress", "30", "--message", "uploading", "--socket", d.socket])
         #expect(set.status == 0, "\(set.err)")
+        let syncing = try viewer.waitForPush { $0.kind == "ITEM" && $0.path == root + "/one" && $0.fields[1].string == "syncing" }
+        #expect(syncing.option("progress") == "30" && syncing.option("message") == "uploading")
+        // The CLI's connection closed with it: its `syncing` does not outlive it (protocol 1.1).
+        try viewer.waitForPush { $0.kind == "ITEM" && $0.path == root + "/one" && $0.fields[1].string == "pending" }
         let status = try runCLI(["status", root + "/one", "--socket", d.socket])
-        #expect(status.out.contains("30%") && status.out.contains("uploading"))
+        #expect(status.out.contains("pending") && status.out.contains("syncbadge-cli stopped"))
         let stale = try runCLI(["set", "synced", root + "/one", "--gen", "1", "--socket", d.socket])
         #expect(stale.status == 2 && stale.err.contains("stale"))
         #expect(try runCLI(["set", "bogus", root, "--socket", d.socket]).status == 64)
