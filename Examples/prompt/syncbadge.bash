@@ -45,10 +45,11 @@ _syncbadge_pipetrap=0  # the user has a PIPE trap: leave it alone
 declare -gA _syncbadge_defglyph=([error]=✗ [conflict]=⇄ [syncing]=⟳ [pending]=⇡ [unknown]='?' [synced]=✓ [ignored]=⊘)
 declare -gA _syncbadge_defascii=([error]='!' [conflict]='#' [syncing]='~' [pending]='+' [unknown]='?' [synced]='=' [ignored]='-')
 
-# The daemon's socket, as PROTOCOL.md "Transport" resolves it.
+# The daemon's socket, as PROTOCOL.md "Transport" resolves it (an empty or relative
+# XDG_RUNTIME_DIR does not count; Tests/Vectors/wire.tsv has the cases).
 _syncbadge_socket() {
     if [[ -n ${SYNCBADGE_SOCKET-} ]]; then REPLY=$SYNCBADGE_SOCKET
-    elif [[ -n ${XDG_RUNTIME_DIR-} ]]; then REPLY=$XDG_RUNTIME_DIR/syncbadge/daemon.sock
+    elif [[ ${XDG_RUNTIME_DIR-} == /* ]]; then REPLY=$XDG_RUNTIME_DIR/syncbadge/daemon.sock
     else REPLY=/tmp/syncbadge-$UID/daemon.sock
     fi
 }
@@ -248,7 +249,9 @@ _syncbadge_connect() {
     exec {_syncbadge_in}<&"$r" {_syncbadge_out}>&"$w"
     exec {r}<&- {w}>&-
     disown "$_syncbadge_pid" 2>/dev/null
-    _syncbadge_send $'h HELLO proto=1 role=viewer name=bash-prompt\nb BADGES\n'
+    # roots=0 (protocol 1.1): the prompt asks STATUS every time, so `* ROOT` pushes would only
+    # pile up between prompts. A daemon that predates it ignores the option.
+    _syncbadge_send $'h HELLO proto=1 role=viewer name=bash-prompt roots=0\nb BADGES\n'
 }
 
 # Appends the badge of state $1 and the count $2 (may be empty) to `out` (the caller's).

@@ -46,11 +46,12 @@ typeset -gA _syncbadge_glyph _syncbadge_ascii _syncbadge_color
 typeset -gA _syncbadge_defglyph=(error ✗ conflict ⇄ syncing ⟳ pending ⇡ unknown '?' synced ✓ ignored ⊘)
 typeset -gA _syncbadge_defascii=(error '!' conflict '#' syncing '~' pending + unknown '?' synced = ignored -)
 
-# The daemon's socket, as PROTOCOL.md "Transport" resolves it.
+# The daemon's socket, as PROTOCOL.md "Transport" resolves it (an empty or relative
+# XDG_RUNTIME_DIR does not count; Tests/Vectors/wire.tsv has the cases).
 _syncbadge_socket() {
     emulate -L zsh
     if [[ -n $SYNCBADGE_SOCKET ]]; then REPLY=$SYNCBADGE_SOCKET
-    elif [[ -n $XDG_RUNTIME_DIR ]]; then REPLY=$XDG_RUNTIME_DIR/syncbadge/daemon.sock
+    elif [[ $XDG_RUNTIME_DIR == /* ]]; then REPLY=$XDG_RUNTIME_DIR/syncbadge/daemon.sock
     else REPLY=/tmp/syncbadge-$UID/daemon.sock
     fi
 }
@@ -258,7 +259,9 @@ _syncbadge_ask() {
     (( _syncbadge_seq++ ))
     [[ -n $_syncbadge_observed && $_syncbadge_observed != "$dir" ]] &&
         req+="u$_syncbadge_seq UNOBSERVE $_syncbadge_observed"$'\n'
-    [[ $_syncbadge_observed != "$dir" ]] && req+="o$_syncbadge_seq OBSERVE $dir"$'\n'
+    # list=0 (protocol 1.1): the prompt needs the directory, not its listing. A daemon that
+    # predates it sends the listing, which _syncbadge_read drops.
+    [[ $_syncbadge_observed != "$dir" ]] && req+="o$_syncbadge_seq OBSERVE $dir list=0"$'\n'
     req+="s$_syncbadge_seq STATUS $dir"$'\n'
     _syncbadge_dir=$dir _syncbadge_observed=$dir _syncbadge_again=0
     _syncbadge_send $req
