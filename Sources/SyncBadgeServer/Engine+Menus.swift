@@ -31,7 +31,7 @@ extension Engine {
         s.ok(req.tag)
         // Every client refreshes its badge cache (1.1, `badge-push`).
         let line = badge.wireLine(tag: "*")
-        for c in sessions.values where c.role != nil { c.pushBadge(line, id: badge.id) }
+        for c in sessions.values where c.role != nil { c.push(line, .badge(badge.id)) }
         flushDirty()
     }
 

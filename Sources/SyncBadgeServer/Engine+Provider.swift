@@ -205,7 +205,7 @@ extension Engine {
     /// The root at exactly `path`, or nil with the error sent (`not-found` under a root,
     /// `outside` under none).
     func exactRoot(_ req: WireRequest, _ s: Session) -> [UInt8]? {
-        guard let p = paths(req, s, min: 1, max: 1)?.first else { return nil }
+        guard let p = paths(req, s)?.first else { return nil }
         guard tree.root(at: p) != nil, rootInfoIndex(p) != nil else {
             s.error(req.tag, tree.root(containing: p) != nil ? "not-found" : "outside", message: p)
             return nil
@@ -253,7 +253,7 @@ extension Engine {
         line.word("gen=\(rec.gen)")
         line.word("what=" + what)
         if let from { line.option("from", from) }
-        for s in subs.values { s.pushChange(line, root: root) }
+        for s in subs.values { s.push(line, .change(root: root)) }
     }
 
     /// Tells a root's subscribers to call `CHANGES` again.
@@ -262,6 +262,6 @@ extension Engine {
         var line = WireLine("*")
         line.word("RESET-CHANGES")
         line.field(root)
-        for s in subs.values { s.pushChange(line, root: root) }
+        for s in subs.values { s.push(line, .change(root: root)) }
     }
 }

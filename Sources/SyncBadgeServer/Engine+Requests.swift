@@ -7,23 +7,6 @@ import SyncBadgeCore
 import SyncBadgeStore
 import SyncBadgeWatcher
 
-/// Verbs, by role (PROTOCOL.md): a viewer's verbs are everyone's.
-enum Verbs {
-    static let viewer: Set<String> = ["PING", "BYE", "ROOTS", "BADGES", "STATUS", "LIST", "OBSERVE", "UNOBSERVE", "MENU", "ACTION", "TOOLBAR", "STATS"]
-    static let admin: Set<String> = ["ADD-ROOT", "REMOVE-ROOT"]
-    static let provider: Set<String> = ["CLAIM", "SET", "CHANGES", "SUBSCRIBE-CHANGES", "DEFINE-BADGE", "DEFINE-MENU", "DEFINE-TOOLBAR"]
-    static let known: Set<String> = viewer.union(admin).union(provider).union(["HELLO"])
-
-    static func allowed(_ verb: String, for role: Role) -> Bool {
-        if viewer.contains(verb) { return true }
-        switch role {
-        case .viewer: return false
-        case .admin: return admin.contains(verb)
-        case .provider: return provider.contains(verb)
-        }
-    }
-}
-
 extension Engine {
     /// Answers one request. Returns false when the answer comes later (the session then holds
     /// its next requests until `resume()`).
@@ -32,44 +15,43 @@ extension Engine {
             if req.verb == "HELLO" { hello(req, s) } else { s.error(req.tag, "hello-required") }
             return true
         }
-        guard Verbs.known.contains(req.verb) else {
+        guard let verb = Verb(rawValue: req.verb) else {
             s.error(req.tag, "unknown-verb")
             return true
         }
-        if req.verb == "HELLO" {
+        if verb == .hello {
             s.error(req.tag, "bad-request", message: Array("HELLO was already sent".utf8))
             return true
         }
-        guard Verbs.allowed(req.verb, for: role) else {
+        guard verb.allowed(for: role) else {
             s.error(req.tag, "forbidden", message: Array("\(req.verb) is not for role \(role.rawValue)".utf8))
             return true
         }
-        switch req.verb {
-        case "PING": s.ok(req.tag)
-        case "BYE":
+        switch verb {
+        case .hello: break
+        case .ping: s.ok(req.tag)
+        case .bye:
             s.ok(req.tag)
             s.close()
-        case "ROOTS": roots(req, s)
-        case "BADGES": badgesList(req, s)
-        case "STATS": stats(req, s)
-        case "STATUS": status(req, s)
-        case "LIST": list(req, s, observe: false)
-        case "OBSERVE": list(req, s, observe: true)
-        case "UNOBSERVE": unobserve(req, s)
-        case "ADD-ROOT": return addRoot(req, s)
-        case "REMOVE-ROOT": return removeRoot(req, s)
-        case "SET": return handleSets([req], from: s)
-        case "CHANGES": changes(req, s)
-        case "SUBSCRIBE-CHANGES": subscribeChanges(req, s)
-        case "CLAIM": claim(req, s)
-        case "DEFINE-BADGE": defineBadge(req, s)
-        case "DEFINE-MENU": defineMenu(req, s)
-        case "DEFINE-TOOLBAR": defineToolbar(req, s)
-        case "MENU": menu(req, s)
-        case "ACTION": action(req, s)
-        case "TOOLBAR": toolbar(req, s)
-        default:
-            s.error(req.tag, "unknown-verb")
+        case .roots: roots(req, s)
+        case .badges: badgesList(req, s)
+        case .stats: stats(req, s)
+        case .status: status(req, s)
+        case .list: list(req, s, observe: false)
+        case .observe: list(req, s, observe: true)
+        case .unobserve: unobserve(req, s)
+        case .addRoot: return addRoot(req, s)
+        case .removeRoot: return removeRoot(req, s)
+        case .set: return handleSets([req], from: s)
+        case .changes: changes(req, s)
+        case .subscribeChanges: subscribeChanges(req, s)
+        case .claim: claim(req, s)
+        case .defineBadge: defineBadge(req, s)
+        case .defineMenu: defineMenu(req, s)
+        case .defineToolbar: defineToolbar(req, s)
+        case .menu: menu(req, s)
+        case .action: action(req, s)
+        case .toolbar: toolbar(req, s)
         }
         return true
     }
@@ -96,11 +78,13 @@ extension Engine {
 
     // MARK: Arguments
 
-    /// The request's path fields, each checked; nil (with the error sent) if any is bad or
-    /// there are fewer than `min`/more than `max`.
-    func paths(_ req: WireRequest, _ s: Session, min: Int = 1, max: Int = .max) -> [[UInt8]]? {
-        guard req.fields.count >= min, req.fields.count <= max else {
-            s.error(req.tag, "bad-request", message: Array("\(req.verb) takes \(min == max ? "\(min)" : "at least \(min)") path\(min == 1 && max == 1 ? "" : "s")".utf8))
+    /// The request's path fields, each checked, as many as its verb takes (`Verb.pathCount`);
+    /// nil (with the error sent) if any is bad or there are too few or too many.
+    func paths(_ req: WireRequest, _ s: Session) -> [[UInt8]]? {
+        let count = Verb(rawValue: req.verb)?.pathCount ?? 1...Int.max
+        guard count.contains(req.fields.count) else {
+            let n = count.lowerBound == count.upperBound ? "\(count.lowerBound)" : "at least \(count.lowerBound)"
+            s.error(req.tag, "bad-request", message: Array("\(req.verb) takes \(n) path\(count == 1...1 ? "" : "s")".utf8))
             return nil
         }
         for f in req.fields where !PathBytes.isNormalizedAbsolute(f.bytes) {
@@ -130,7 +114,7 @@ extension Engine {
             ("watches", watcher?.totalWatches ?? 0),
             ("events", watcher?.events ?? 0),
             ("commits", commits),
-            ("observations", observers.values.reduce(0) { $0 + $1.count }),
+            ("observations", observerIndex.count),
             ("tombstones", tree.tombstoneCount),
             ("rss-bytes", Self.residentBytes()),
         ]
@@ -187,7 +171,7 @@ extension Engine {
     }
 
     func list(_ req: WireRequest, _ s: Session, observe: Bool) {
-        guard let p = paths(req, s, min: 1, max: 1)?.first, let id = directory(req, s, p) else { return }
+        guard let p = paths(req, s)?.first, let id = directory(req, s, p) else { return }
         let children = tree.children(id)
         // `OBSERVE <dir> list=0` (1.1): the count without the listing, for prompts.
         if !(observe && req.option("list") == "0") {
@@ -196,24 +180,16 @@ extension Engine {
             }
         }
         if observe {
-            s.observing[id, default: 0] += 1
-            observers[id, default: [:]][s.id] = s
+            observerIndex.observe(id, by: s.id, s)
         }
         s.ok(req.tag) { $0.word("count=\(children.count)") }
     }
 
     func unobserve(_ req: WireRequest, _ s: Session) {
-        guard let p = paths(req, s, min: 1, max: 1)?.first else { return }
-        guard let id = tree.find(p), let n = s.observing[id] else {
+        guard let p = paths(req, s)?.first else { return }
+        guard let id = tree.find(p), observerIndex.unobserve(id, by: s.id) != .notObserved else {
             s.error(req.tag, "not-found", message: p)
             return
-        }
-        if n > 1 {
-            s.observing[id] = n - 1
-        } else {
-            s.observing.removeValue(forKey: id)
-            observers[id]?.removeValue(forKey: s.id)
-            if observers[id]?.isEmpty == true { observers.removeValue(forKey: id) }
         }
         s.ok(req.tag)
     }
@@ -221,7 +197,7 @@ extension Engine {
     // MARK: Admin
 
     func addRoot(_ req: WireRequest, _ s: Session) -> Bool {
-        guard let p = paths(req, s, min: 1, max: 1)?.first else { return true }
+        guard let p = paths(req, s)?.first else { return true }
         if let info = roots.first(where: { $0.path == p }) {
             if info.scanning {
                 s.error(req.tag, "busy", message: Array("\(PathBytes.display(p)) is being scanned".utf8))
@@ -322,7 +298,7 @@ extension Engine {
     }
 
     func removeRoot(_ req: WireRequest, _ s: Session) -> Bool {
-        guard let p = paths(req, s, min: 1, max: 1)?.first else { return true }
+        guard let p = paths(req, s)?.first else { return true }
         guard let i = rootInfoIndex(p) else {
             s.error(req.tag, "not-found", message: Array("\(PathBytes.display(p)) is not a root".utf8))
             return true

@@ -88,7 +88,8 @@ extension Engine {
         guard let i = rootInfoIndex(root), !roots[i].scanning else { return }
         reconcile(i, scan)
         publishChanges()
-        for (node, sessions) in observers where tree.record(node).kind == .dir {
+        for node in observerIndex.observedNodes where tree.record(node).kind == .dir {
+            guard let sessions = observerIndex.observers(of: node) else { continue }
             let p = tree.path(node)
             guard PathBytes.relativeComponents(p, under: root) != nil else { continue }
             for s in sessions.values {

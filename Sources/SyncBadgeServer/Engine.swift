@@ -54,7 +54,7 @@ final class Engine {
     var nextToken: UInt64 = 1
     var sessions: [Int: Session] = [:]
     var nextSessionID = 1
-    var observers: [StateTree.NodeID: [Int: Session]] = [:]
+    var observerIndex = ObserverIndex<Session>()
     var dirty: [Int: Session] = [:]
     /// Root path → the provider connection that claimed it.
     var claims: [[UInt8]: Session] = [:]
@@ -179,11 +179,7 @@ final class Engine {
     func sessionClosed(_ s: Session) {
         sessions.removeValue(forKey: s.id)
         dirty.removeValue(forKey: s.id)
-        for node in s.observing.keys {
-            observers[node]?.removeValue(forKey: s.id)
-            if observers[node]?.isEmpty == true { observers.removeValue(forKey: node) }
-        }
-        s.observing.removeAll()
+        observerIndex.closed(s.id)
         for (token, p) in pendingAdds where p.session === s {
             pendingAdds[token]?.session = nil
         }
@@ -213,12 +209,12 @@ final class Engine {
     func pushRoot(_ path: [UInt8]) {
         guard let info = roots.first(where: { $0.path == path }) else { return }
         let line = rootLine("*", info)
-        for s in sessions.values where s.role != nil { s.pushRoot(line, root: path) }
+        for s in sessions.values where s.role != nil { s.push(line, .root(path)) }
     }
 
     func pushRootRemoved(_ path: [UInt8]) {
         let line = currentRootLine(path)
-        for s in sessions.values where s.role != nil { s.pushRoot(line, root: path) }
+        for s in sessions.values where s.role != nil { s.push(line, .root(path)) }
     }
 
     /// `* ROOT` as the root is now: its state, or `removed` once it is no root any more.
@@ -243,27 +239,26 @@ final class Engine {
     func publishChanges() {
         let (changes, removals) = tree.drainChanges()
         for r in removals {
-            var targets = observers[r.parent] ?? [:]
-            if r.wasDirectory, let own = observers.removeValue(forKey: r.node) {
-                for (id, s) in own {
+            var targets = observerIndex.observers(of: r.parent) ?? [:]
+            if r.wasDirectory {
+                for (id, s) in observerIndex.removed(r.node) {
                     targets[id] = s
-                    s.observing.removeValue(forKey: r.node)
-                    s.droppedPushes.remove(r.node)
+                    s.backpressure.removed(r.node)
                 }
             }
             guard !targets.isEmpty else { continue }
             var line = WireLine("*")
             line.word("GONE")
             line.field(r.path)
-            for s in targets.values { s.push(line, for: s.observing[r.parent] != nil ? r.parent : nil) }
+            for (id, s) in targets { s.push(line, .observed(observerIndex.isObserving(id, r.parent) ? r.parent : nil)) }
         }
         var rootsChanged: [[UInt8]] = []
         for c in changes {
             let rec = tree.record(c.node)
             guard rec.kind != .gone else { continue }
             let isRoot = tree.isRoot(c.node)
-            let parentObs = c.parent >= 0 ? observers[c.parent] : nil
-            let ownObs = rec.kind == .dir ? observers[c.node] : nil
+            let parentObs = c.parent >= 0 ? observerIndex.observers(of: c.parent) : nil
+            let ownObs = rec.kind == .dir ? observerIndex.observers(of: c.node) : nil
             guard parentObs != nil || ownObs != nil || isRoot else { continue }
             let after = tree.view(c.node)
             if var before = c.before {
@@ -277,7 +272,7 @@ final class Engine {
             var targets = parentObs ?? [:]
             if let ownObs { targets.merge(ownObs) { a, _ in a } }
             for s in targets.values {
-                s.push(line, for: ownObs?[s.id] != nil ? c.node : c.parent)
+                s.push(line, .observed(ownObs?[s.id] != nil ? c.node : c.parent))
             }
         }
         for p in rootsChanged { pushRoot(p) }

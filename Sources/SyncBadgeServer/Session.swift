@@ -1,11 +1,6 @@
 import NIOCore
 import SyncBadgeCore
 
-/// A client's role, from `HELLO`.
-enum Role: String {
-    case viewer, provider, admin
-}
-
 /// One client connection. Requests are answered strictly in order: while one waits for
 /// something slow (a root scan, a database write), later lines queue behind it. Output is
 /// gathered and written once per read batch or event batch.
@@ -22,16 +17,8 @@ final class Session: ChannelInboundHandler {
     private(set) var context: ChannelHandlerContext?
     var role: Role?
     var name: String
-    /// Directories observed, with how many times.
-    var observing: [StateTree.NodeID: Int] = [:]
-    /// Observed directories whose pushes were dropped for a slow reader.
-    var droppedPushes: Set<StateTree.NodeID> = []
-    /// Roots whose change feed lost pushes for a slow reader.
-    var droppedChanges: Set<[UInt8]> = []
-    /// Roots whose `* ROOT` pushes were dropped for a slow reader: it gets their latest line.
-    var droppedRoots: Set<[UInt8]> = []
-    /// Badges whose `* BADGE` pushes were dropped for a slow reader: it gets their latest line.
-    var droppedBadges: Set<String> = []
+    /// What this connection missed while it read too slowly.
+    var backpressure = Backpressure()
     /// `HELLO roots=0`: no `* ROOT` pushes (protocol 1.1, `roots-optout`).
     var wantsRootPushes = true
     /// Roots whose change feed this connection subscribed to.
@@ -85,22 +72,21 @@ final class Session: ChannelInboundHandler {
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         guard context.channel.isWritable else { return }
         resumeReadingIfDrained()
-        guard !droppedPushes.isEmpty || !droppedChanges.isEmpty || !droppedRoots.isEmpty || !droppedBadges.isEmpty else { return }
-        for root in droppedRoots { write(engine.currentRootLine(root)) }
-        droppedRoots.removeAll()
-        for id in droppedBadges { if let line = engine.badgeLine(id) { write(line) } }
-        droppedBadges.removeAll()
-        for node in droppedPushes where observing[node] != nil {
-            engine.writeReset(node, to: self)
+        guard backpressure.hasMissed else { return }
+        let catchUp = backpressure.caughtUp(observing: { engine.observerIndex.isObserving(id, $0) },
+                                            subscribed: { subscriptions.contains($0) })
+        for missed in catchUp {
+            switch missed {
+            case .root(let root): write(engine.currentRootLine(root))
+            case .badge(let badge): if let line = engine.badgeLine(badge) { write(line) }
+            case .reset(let node): engine.writeReset(node, to: self)
+            case .resetChanges(let root):
+                var line = WireLine("*")
+                line.word("RESET-CHANGES")
+                line.field(root)
+                write(line)
+            }
         }
-        droppedPushes.removeAll()
-        for root in droppedChanges where subscriptions.contains(root) {
-            var line = WireLine("*")
-            line.word("RESET-CHANGES")
-            line.field(root)
-            write(line)
-        }
-        droppedChanges.removeAll()
         flush()
     }
 
@@ -124,7 +110,7 @@ final class Session: ChannelInboundHandler {
             case .malformed(let tag):
                 error(tag, "bad-request")
             case .request(let request):
-                if request.verb == "SET" && role == .provider {
+                if request.verb == Verb.set.rawValue && role == .provider {
                     // Pipelined SETs share one barrier and one commit.
                     waiting = !engine.handleSets([request] + takeQueuedSets(), from: self)
                 } else if !engine.handle(request, from: self) {
@@ -138,7 +124,7 @@ final class Session: ChannelInboundHandler {
     private func takeQueuedSets() -> [WireRequest] {
         var sets: [WireRequest] = []
         while queuedHead < queued.count, case .line(let buffer) = queued[queuedHead],
-              case .request(let r) = WireParser.parse(buffer.readableBytesView), r.verb == "SET" {
+              case .request(let r) = WireParser.parse(buffer.readableBytesView), r.verb == Verb.set.rawValue {
             sets.append(r)
             queuedHead += 1
         }
@@ -183,48 +169,13 @@ final class Session: ChannelInboundHandler {
         write(line)
     }
 
-    /// A push for an observed directory: dropped while the client is not reading, and replaced
-    /// by one `* RESET` once it catches up.
-    func push(_ line: WireLine, for node: StateTree.NodeID?) {
+    /// A push: written, or for a slow reader dropped and made up for once it catches up
+    /// (Backpressure). Every client gets `* ROOT` and `* BADGE`, so a client that never reads
+    /// would otherwise hold them all.
+    func push(_ line: WireLine, _ what: Backpressure.Push) {
         guard isActive else { return }
-        if let node, isBackedUp {
-            droppedPushes.insert(node)
-            return
-        }
-        write(line)
-        engine.markDirty(self)
-    }
-
-    /// A `* ROOT` push: for a slow reader, only the root's latest line once it catches up.
-    /// Every client gets these, so a client that never reads would otherwise hold them all.
-    func pushRoot(_ line: WireLine, root: [UInt8]) {
-        guard isActive, wantsRootPushes else { return }
-        if isBackedUp {
-            droppedRoots.insert(root)
-            return
-        }
-        write(line)
-        engine.markDirty(self)
-    }
-
-    /// A `* BADGE` push: for a slow reader, only the badge's latest line once it catches up.
-    func pushBadge(_ line: WireLine, id: String) {
-        guard isActive else { return }
-        if isBackedUp {
-            droppedBadges.insert(id)
-            return
-        }
-        write(line)
-        engine.markDirty(self)
-    }
-
-    /// A `* CHANGED` push: dropped for a slow reader, replaced by `* RESET-CHANGES <root>`.
-    func pushChange(_ line: WireLine, root: [UInt8]) {
-        guard isActive else { return }
-        if isBackedUp {
-            droppedChanges.insert(root)
-            return
-        }
+        if case .root = what, !wantsRootPushes { return }
+        guard backpressure.push(what, backedUp: isBackedUp) else { return }
         write(line)
         engine.markDirty(self)
     }

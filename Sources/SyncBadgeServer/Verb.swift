@@ -1,0 +1,47 @@
+/// A client's role, from `HELLO`.
+enum Role: String {
+    case viewer, provider, admin
+}
+
+/// Every verb of the protocol (PROTOCOL.md), with who may use it and, for the verbs whose
+/// fields are only paths, how many: the one verb table.
+enum Verb: String, CaseIterable {
+    case hello = "HELLO"
+    // Every role.
+    case ping = "PING", bye = "BYE", roots = "ROOTS", badges = "BADGES", status = "STATUS", list = "LIST"
+    case observe = "OBSERVE", unobserve = "UNOBSERVE", menu = "MENU", action = "ACTION", toolbar = "TOOLBAR"
+    case stats = "STATS"
+    // Admins.
+    case addRoot = "ADD-ROOT", removeRoot = "REMOVE-ROOT"
+    // Providers.
+    case claim = "CLAIM", set = "SET", changes = "CHANGES", subscribeChanges = "SUBSCRIBE-CHANGES"
+    case defineBadge = "DEFINE-BADGE", defineMenu = "DEFINE-MENU", defineToolbar = "DEFINE-TOOLBAR"
+
+    /// The role a verb belongs to: nil for the verbs of every role (and `HELLO`).
+    var role: Role? {
+        switch self {
+        case .hello, .ping, .bye, .roots, .badges, .status, .list, .observe, .unobserve, .menu, .action, .toolbar, .stats:
+            nil
+        case .addRoot, .removeRoot:
+            .admin
+        case .claim, .set, .changes, .subscribeChanges, .defineBadge, .defineMenu, .defineToolbar:
+            .provider
+        }
+    }
+
+    /// A viewer's verbs are everyone's; an admin's and a provider's are their own besides.
+    func allowed(for role: Role) -> Bool {
+        self.role == nil || self.role == role
+    }
+
+    /// How many path fields a verb takes, for the verbs that take paths and nothing else; nil
+    /// for those whose fields have other shapes (SET, MENU, ACTION, the DEFINEs) and for those
+    /// that read no field (extra ones are ignored, as unknown options are).
+    var pathCount: ClosedRange<Int>? {
+        switch self {
+        case .status: 1...Int.max
+        case .list, .observe, .unobserve, .addRoot, .removeRoot, .claim, .changes, .subscribeChanges: 1...1
+        case .hello, .ping, .bye, .roots, .badges, .stats, .toolbar, .set, .menu, .action, .defineBadge, .defineMenu, .defineToolbar: nil
+        }
+    }
+}
