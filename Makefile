@@ -21,7 +21,7 @@ BIN := $(DESTDIR)$(PREFIX)/bin
 SHARE := $(DESTDIR)$(PREFIX)/share
 UNITS := $(DESTDIR)$(PREFIX)/lib/systemd/user
 
-.PHONY: all deps build test test-repeat demo clean release install uninstall bench reliability fuzz
+.PHONY: all deps build test test-python test-repeat demo clean release install uninstall bench reliability fuzz
 
 all: build
 
@@ -40,8 +40,15 @@ build: deps
 	$(SWIFT) build $(SWIFT_FLAGS)
 
 test: deps
+	$(MAKE) test-python
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build $(SWIFT_FLAGS)
+
+# The Python client package (Clients/python), and the shell prompts' and the C helpers' codecs,
+# against Tests/Vectors/wire.tsv and a fake daemon: standard library unittest, any python3 >= 3.9,
+# no Swift build. A shell that is not installed is skipped (and says so).
+test-python:
+	cd Clients/python && python3 -m unittest discover -s tests -v
 
 # The whole suite N times on one debug build: each test that failed at least once, how often,
 # then `N passed, M failed` counting runs. Run it before resolving anything that touched tests,
@@ -109,7 +116,7 @@ release: deps
 
 install: release
 	install -d $(BIN) $(SHARE)/syncbadge/badges $(SHARE)/syncbadge/prompt $(SHARE)/syncbadge/ranger \
-	  $(SHARE)/syncbadge/providers $(UNITS) $(SHARE)/man/man1 \
+	  $(SHARE)/syncbadge/providers $(SHARE)/syncbadge/python/syncbadge $(UNITS) $(SHARE)/man/man1 \
 	  $(SHARE)/bash-completion/completions $(SHARE)/zsh/site-functions $(SHARE)/fish/vendor_completions.d
 	# Stripped: the debug information is most of a static binary's size.
 	install -s -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadged $(BIN)/syncbadged
@@ -117,6 +124,8 @@ install: release
 	install -m 644 Badges/badges.tsv Badges/*.svg $(SHARE)/syncbadge/badges/
 	install -m 644 Examples/prompt/syncbadge.* $(SHARE)/syncbadge/prompt/
 	install -m 644 Examples/ranger/syncbadge.py $(SHARE)/syncbadge/ranger/
+	# The Python client package, which the ranger plugin and the engine find at ../python.
+	install -m 644 Clients/python/syncbadge/*.py $(SHARE)/syncbadge/python/syncbadge/
 	install -m 755 Examples/providers/shell-mirror.sh Examples/providers/rsync-mirror/rsync_mirror.py $(SHARE)/syncbadge/providers/
 	sed 's|@BINDIR@|$(PREFIX)/bin|' Examples/systemd/syncbadged.service > $(UNITS)/syncbadged.service
 	install -m 644 Examples/systemd/syncbadged.socket $(UNITS)/syncbadged.socket

@@ -1,0 +1,24 @@
+"""SyncBadge client library: the wire protocol of syncbadged for Python 3 (standard library only).
+
+- codec: percent-encoding of fields, parsing and building lines (PROTOCOL.md "Framing")
+- socketpath: where the daemon's socket is (PROTOCOL.md "Transport")
+- connection: HELLO, tagged requests and their answers, pushes, reconnects; blocking, with a
+  reader thread, or driven by an event loop
+- provider: requests and pushes of sync engines (CLAIM, SET, CHANGES, menus, ``* ACTION``)
+
+See Clients/python/README.md.
+"""
+
+from .codec import (MAX_REQUEST_LINE, Item, LineBuffer, Message, ProtocolError, Request, decode, encode,
+                    format_line, is_id, is_tag, parse_message, parse_request)
+from .connection import MAX_LINE, PROTOCOL_VERSION, Connection, Disconnected, Reply, ServerError
+from .provider import Action, Change, Provider
+from .socketpath import socket_path
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "MAX_LINE", "MAX_REQUEST_LINE", "PROTOCOL_VERSION", "Action", "Change", "Connection", "Disconnected",
+    "Item", "LineBuffer", "Message", "ProtocolError", "Provider", "Reply", "Request", "ServerError",
+    "decode", "encode", "format_line", "is_id", "is_tag", "parse_message", "parse_request", "socket_path",
+]

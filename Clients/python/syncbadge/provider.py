@@ -1,0 +1,121 @@
+"""Helpers for sync engines (``HELLO role=provider``; PROTOCOL.md "Verbs for providers").
+
+    conn = Connection(role="provider", name="my-engine", threaded=True).open()
+    engine = Provider(conn)
+    engine.claim(root).result()
+    engine.subscribe_changes(root).result()
+    engine.define_menu("items", "sync.now", "Sync now")
+    engine.on_action("sync.now", lambda action: ...)
+    while True:
+        push = conn.next_push()
+        change = Change.from_message(push)
+        if change: ...                         # the path changed: sync it, then
+            engine.set("synced", change.path, gen=change.gen)
+        else:
+            engine.handle_push(push)            # `* ACTION` to its handler
+
+Every request method sends at once and returns the Reply: requests pipeline, and
+``.result()`` waits for (and checks) the answer when it matters.
+"""
+
+import collections
+
+__all__ = ["Provider", "Change", "Action"]
+
+_ChangeBase = collections.namedtuple("Change", "path gen what from_path")
+_ActionBase = collections.namedtuple("Action", "id paths target client provider")
+
+
+class Change(_ChangeBase):
+    """``* CHANGED <path> gen=<n> what=create|modify|delete|move [from=<path>]``: path and
+    from_path are bytes (from_path None unless a move), gen an int (or None), what a str."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_message(cls, message):
+        """The Change of a ``* CHANGED`` push, or None for any other line."""
+        if not message.is_push or message.kind != "CHANGED" or not message.fields:
+            return None
+        return cls(message.fields[0], message.opt_int("gen"), message.opt("what"),
+                   message.options.get("from"))
+
+
+class Action(_ActionBase):
+    """``* ACTION <action-id> [target=<path>] <path>... from=<client-name>``: a menu item or the
+    toolbar item was triggered. paths (a list) and target (or None) are bytes, client is the
+    triggering client's name, provider the ``provider=`` it addressed (or None)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_message(cls, message):
+        """The Action of a ``* ACTION`` push, or None for any other line."""
+        if not message.is_push or message.kind != "ACTION" or not message.fields:
+            return None
+        return cls(message.arg(0), list(message.fields[1:]), message.options.get("target"),
+                   message.opt("from"), message.opt("provider"))
+
+
+class Provider(object):
+    """A sync engine's requests over a Connection, and the dispatch of ``* ACTION`` pushes."""
+
+    def __init__(self, connection):
+        self.conn = connection
+        self.handlers = {}          # action id -> handler(Action)
+
+    # -- requests -------------------------------------------------------------------
+
+    def claim(self, root, on_answer=None):
+        """``CLAIM <root>``: this connection provides the root's menus, toolbar and actions."""
+        return self.conn.send("CLAIM", root, on_answer=on_answer)
+
+    def subscribe_changes(self, root, on_answer=None):
+        """``SUBSCRIBE-CHANGES <root>``: ``* CHANGED`` pushes from now on."""
+        return self.conn.send("SUBSCRIBE-CHANGES", root, on_answer=on_answer)
+
+    def changes(self, root, on_answer=None):
+        """``CHANGES <root>``: every pending path (Reply.items), tombstones included."""
+        return self.conn.send("CHANGES", root, on_answer=on_answer)
+
+    def set(self, state, path, gen=None, progress=None, message=None, badge=None, recursive=False,
+            on_answer=None):
+        """``SET <state> <path> [gen=] [progress=] [message=] [badge=] [recursive=1]``. The
+        answer is ``OK gen=<current>``, with ``stale=1`` when `gen` was older than the path's
+        (nothing changed): ``reply.final.opt("stale") == "1"``."""
+        return self.conn.send("SET", state, path, on_answer=on_answer, gen=gen, progress=progress,
+                              message=message, badge=badge, recursive=True if recursive else None)
+
+    def define_menu(self, kind, action_id, title, states=None, enabled=True, on_answer=None):
+        """``DEFINE-MENU <kind> <action-id> title= [states=a,b] [enabled=0]``; kind is
+        ``items``, ``container``, ``sidebar`` or ``toolbar``."""
+        return self.conn.send("DEFINE-MENU", kind, action_id, on_answer=on_answer, title=title,
+                              states=",".join(states) if states else None,
+                              enabled=None if enabled else False)
+
+    def define_toolbar(self, name, tooltip, image=None, on_answer=None):
+        """``DEFINE-TOOLBAR name= tooltip= [image=]``."""
+        return self.conn.send("DEFINE-TOOLBAR", on_answer=on_answer, name=name, tooltip=tooltip, image=image)
+
+    def define_badge(self, badge_id, label, glyph, ascii, color, image=None, on_answer=None):
+        """``DEFINE-BADGE <id> label= glyph= ascii= color= [image=]``."""
+        return self.conn.send("DEFINE-BADGE", badge_id, on_answer=on_answer, label=label, glyph=glyph,
+                              ascii=ascii, color=color, image=image)
+
+    # -- actions --------------------------------------------------------------------
+
+    def on_action(self, action_id, handler):
+        """Calls handler(Action) for ``* ACTION <action_id> ...`` (see handle_push)."""
+        self.handlers[action_id] = handler
+
+    def handle_push(self, message):
+        """Dispatches a ``* ACTION`` push to its handler. Returns True when a handler took
+        it; False for another push or an action without a handler."""
+        action = Action.from_message(message)
+        if action is None:
+            return False
+        handler = self.handlers.get(action.id)
+        if handler is None:
+            return False
+        handler(action)
+        return True
