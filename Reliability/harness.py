@@ -25,6 +25,10 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.dirname(os.path.abspath(__file__))
 
+# The protocol's codec: the Python client package of this repository (Clients/python).
+sys.path.insert(0, os.path.join(REPO, "Clients", "python"))
+from syncbadge import codec  # noqa: E402
+
 
 class CaseFail(Exception):
     """The daemon did something the contract does not allow."""
@@ -48,71 +52,23 @@ class Timeout(Exception):
 
 
 # --------------------------------------------------------------------------------------
-# Percent-encoding (PROTOCOL.md "Framing")
-
-def _utf8_len(data, i):
-    """Length of the valid UTF-8 sequence starting at data[i], or 0 when invalid."""
-    b = data[i]
-    if b < 0x80:
-        return 1
-    for n in (2, 3, 4):
-        chunk = data[i:i + n]
-        if len(chunk) < n:
-            continue
-        try:
-            chunk.decode("utf-8")
-            return n
-        except UnicodeDecodeError:
-            pass
-    return 0
-
-
-def penc(value):
-    """Encodes a field (str or bytes) as the daemon expects it."""
-    data = os.fsencode(value) if isinstance(value, str) else bytes(value)
-    out = bytearray()
-    i = 0
-    while i < len(data):
-        b = data[i]
-        if b <= 0x20 or b == 0x25 or b == 0x7F:
-            out += b"%%%02X" % b
-            i += 1
-            continue
-        n = _utf8_len(data, i)
-        if n == 0:
-            out += b"%%%02X" % b
-            i += 1
-        else:
-            out += data[i:i + n]
-            i += n
-    return bytes(out)
-
-
-def pdec(field):
-    """Decodes a percent-encoded field to bytes."""
-    return re.sub(rb"%([0-9A-Fa-f]{2})", lambda m: bytes([int(m.group(1), 16)]), field)
-
-
-def pstr(field):
-    return os.fsdecode(pdec(field))
-
+# Lines (PROTOCOL.md "Framing"), through the client package's codec
 
 class Line:
-    """One line from the daemon, split into fields: tag (or '*'), kind, positionals, options."""
+    """One line from the daemon, split into fields: tag (or '*'), kind, positionals, options
+    (decoded, as str with os.fsdecode's surrogate escapes). A line that is not well formed (a
+    bad tag, an empty field, a malformed escape) fails the case: the daemon must not send one."""
 
     def __init__(self, raw):
         self.raw = raw
-        parts = raw.split(b" ")
-        self.tag = parts[0].decode("ascii", "replace")
-        self.kind = parts[1].decode("ascii", "replace") if len(parts) > 1 else ""
-        self.args = []
-        self.opts = {}
-        for p in parts[2:]:
-            m = re.match(rb"^([a-z][a-z0-9-]*)=(.*)$", p)
-            if m and not p.startswith(b"/"):
-                self.opts[m.group(1).decode()] = pstr(m.group(2))
-            else:
-                self.args.append(pstr(p))
+        try:
+            m = codec.parse_message(raw)
+        except codec.ProtocolError as e:
+            raise CaseFail(f"malformed line from the daemon ({e}): {raw[:300]!r}")
+        self.tag = m.head
+        self.kind = m.kind
+        self.args = [os.fsdecode(f) for f in m.fields]
+        self.opts = {k: os.fsdecode(v) for k, v in m.options.items()}
 
     @property
     def push(self):
@@ -183,7 +139,8 @@ class Client:
                 self.connect_retries += 1
                 select.select([], [], [], 0.001)
         self.sock.settimeout(timeout)
-        self.buf = b""
+        self.framer = codec.LineBuffer()
+        self.lines = collections.deque()   # complete lines read, not yet handed out
         self.pushes = collections.deque()
         self.all_lines = []           # every line received, for "no 'No space left' ever" checks
         self.keep_all = False
@@ -201,34 +158,29 @@ class Client:
         self.sock.sendall(data)
 
     def send(self, verb, *fields):
-        """Sends a request; returns its tag (answers come back in order)."""
+        """Sends a request; returns its tag (answers come back in order). A str field is
+        encoded (a path, a state, an id, or an option "key=value": its key never needs an
+        escape, so encoding the whole field encodes just the value); bytes go as they are
+        (already encoded: raw tests)."""
         self._tag += 1
         tag = str(self._tag)
         parts = [tag.encode(), verb.encode()]
-        for f in fields:
-            if isinstance(f, bytes):
-                parts.append(f)               # already encoded (options, raw tests)
-            elif isinstance(f, str) and re.match(r"^[a-z][a-z0-9-]*=", f):
-                k, v = f.split("=", 1)
-                parts.append(k.encode() + b"=" + penc(v))
-            else:
-                parts.append(penc(f))
+        parts += [f if isinstance(f, bytes) else codec.encode(f) for f in fields]
         self.sock.sendall(b" ".join(parts) + b"\n")
         return tag
 
     def readline(self, deadline):
-        """The next line (without LF) or raises Closed at EOF, Timeout at the deadline."""
+        """The next line (without LF; empty lines are skipped) or raises Closed at EOF,
+        Timeout at the deadline."""
         while True:
-            i = self.buf.find(b"\n")
-            if i >= 0:
-                line, self.buf = self.buf[:i], self.buf[i + 1:]
-                if line.endswith(b"\r"):
-                    line = line[:-1]
+            if self.lines:
+                line = self.lines.popleft()
                 if self.keep_all:
                     self.all_lines.append(line)
                 return line
             if self.eof:
-                raise Closed("connection closed" + (f" (partial line {self.buf[:100]!r})" if self.buf else ""))
+                partial = self.framer.pending
+                raise Closed("connection closed" + (f" (partial line {partial[:100]!r})" if partial else ""))
             left = deadline - now()
             if left <= 0:
                 raise Timeout()
@@ -243,7 +195,7 @@ class Client:
                 chunk = b""
             if not chunk:
                 self.eof = True
-            self.buf += chunk
+            self.lines.extend(self.framer.feed(chunk))
 
     def answer(self, tag, timeout=15):
         """Reads until the final line of `tag`'s answer; queues pushes met on the way."""

@@ -23,7 +23,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (BenchError, Conn, Ctx, Daemon, Figure, InotifyWait, Watchman, count_wakeups,  # noqa: E402
-                    fmt_bytes, fmt_time, median, now, percentile, rss_bytes, settle_rss)
+                    fmt_bytes, fmt_time, median, now, percentile, rss_bytes, settle_rss, wire)
+from syncbadge import Item  # noqa: E402  (common.py put Clients/python on the path)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -210,11 +211,11 @@ def fig_push_latency(ctx, only):
         admin = d.conn()
         d.add_root(admin, os.path.join(base, "sb"))
         final, _ = d.conn("provider", "bench-engine").request(
-            f"SET synced {os.path.join(base, 'sb')} recursive=1")
-        if " OK" not in final:
+            "SET", "synced", os.path.join(base, "sb"), recursive=1)
+        if not final.ok:
             raise BenchError(f"SET synced: {final}")
         obs = d.conn("viewer", "bench-observer")
-        final, _ = obs.request(f"OBSERVE {dirs['sb']}")
+        obs.request("OBSERVE", dirs["sb"])
         inw = InotifyWait(ctx, ["-e", "modify,close_write", "--format", "%w%f", dirs["inw"]])
         wc = wm.conn()
         root = wc.command(["watch-project", os.path.join(base, "wm")])["watch"]
@@ -223,7 +224,7 @@ def fig_push_latency(ctx, only):
 
         def sb_one(i):
             path = os.path.join(dirs["sb"], f"f{i}")
-            want = f"* ITEM {path} pending "
+            want = f"* ITEM {wire(path)} pending "
             t0 = write_one(path)
             deadline = t0 + 10
             while True:
@@ -289,10 +290,10 @@ def fig_push_latency(ctx, only):
 # 4 and 5. STATUS round trips against the C echo server.
 
 
-def loadgen(ctx, sock, mode, line, k, total, window, timeout=120):
-    r = subprocess.run([ctx.tool("loadgen"), sock, mode, line, str(k), str(total), str(window),
-                        str(timeout)], capture_output=True, text=True, timeout=timeout + 10,
-                       stdin=subprocess.DEVNULL)
+def loadgen(ctx, sock, mode, request, k, total, window, timeout=120):
+    """Runs loadgen.c: `request` is [VERB, FIELD...], which it encodes."""
+    r = subprocess.run([ctx.tool("loadgen"), sock, mode, str(k), str(total), str(window), str(timeout)] + request,
+                       capture_output=True, text=True, timeout=timeout + 10, stdin=subprocess.DEVNULL)
     if r.returncode != 0:
         raise BenchError(f"loadgen {mode}: {r.stderr.strip()}")
     vals = dict(kv.split("=") for kv in r.stdout.split())
@@ -306,7 +307,7 @@ def fig_status(ctx, only):
     root = os.path.join(base, "root")
     make_tree(ctx, root, 10, 10, 10)
     target = os.path.join(root, "d0003", "s0004", "file05.txt")
-    line = f"STATUS {target}"
+    request = ["STATUS", target]
     d = Daemon(ctx, "std")
     echo_sock = os.path.join(base, "echo.sock")
     echo = ctx.spawn([ctx.tool("echo"), echo_sock], stdout=subprocess.PIPE)
@@ -323,7 +324,7 @@ def fig_status(ctx, only):
             for r in range(rounds):
                 pair = [("sb", d.sock, "daemon"), ("echo", echo_sock, "echo")]
                 for name, sock, mode in (pair if r % 2 == 0 else pair[::-1]):
-                    v = loadgen(ctx, sock, mode, line, 1, total, 1)
+                    v = loadgen(ctx, sock, mode, request, 1, total, 1)
                     (sb if name == "sb" else ec).append(v["rtt_median_us"] * 1e-6)
             s, b = median(sb), median(ec)
             out.append(Figure("STATUS round trip, sequential (median)", fmt_time(s),
@@ -335,7 +336,7 @@ def fig_status(ctx, only):
             for r in range(rounds):
                 pair = [("sb", d.sock, "daemon", sbt), ("echo", echo_sock, "echo", ect)]
                 for name, sock, mode, total in (pair if r % 2 == 0 else pair[::-1]):
-                    v = loadgen(ctx, sock, mode, line, 100, total, 8)
+                    v = loadgen(ctx, sock, mode, request, 100, total, 8)
                     (sb if name == "sb" else ec).append(v["rps"])
             s, b = median(sb), median(ec)
             out.append(Figure("pipelined STATUS, 100 per write (req/s)", f"{s:,.0f}/s",
@@ -363,7 +364,7 @@ def fig_idle(ctx, only):
         d.add_root(d.conn(), os.path.join(base, "sb"))
         for i in range(3):   # three observers, as a prompt, a file browser and `watch` would
             c = d.conn("viewer", f"idle{i}")
-            c.request(f"OBSERVE {os.path.join(base, 'sb', f'd{i:04d}')}")
+            c.request("OBSERVE", os.path.join(base, "sb", f"d{i:04d}"))
             conns.append(c)
         root = None
         for i in range(3):   # and three watchman subscriptions for the reference figure
@@ -549,15 +550,15 @@ def fig_burst(ctx, only):
             # Wait until the daemon has the new directory, then observe it.
             deadline = now() + 10
             while True:
-                final, _ = obs.request(f"STATUS {bd}")
-                if " OK" in final:
+                final, _ = obs.request("STATUS", bd)
+                if final.ok:
                     break
                 if now() > deadline:
                     raise BenchError(f"{bd} never appeared")
                 time.sleep(0.005)
-            obs.request(f"OBSERVE {bd}")
+            obs.request("OBSERVE", bd)
             seen = set()
-            prefix, me = f"* ITEM {bd}/", f"* ITEM {bd} "
+            prefix, me = f"* ITEM {wire(bd)}/", f"* ITEM {wire(bd)} "
             t0 = now()
             mk = subprocess.Popen([ctx.tool("mkfiles"), "flat", bd, str(n)], stdin=subprocess.DEVNULL)
             deadline = t0 + 120
@@ -566,9 +567,9 @@ def fig_burst(ctx, only):
             while not done:
                 if polling:
                     # After a * RESET the pushes were dropped: STATUS tells the counts.
-                    final, data = obs.request(f"STATUS {bd}")
-                    m = re.search(r"counts=\S*pending:(\d+)", data[0]) if data else None
-                    done = bool(m) and int(m.group(1)) >= n
+                    final, data = obs.request("STATUS", bd)
+                    item = Item.from_message(data[0]) if data else None
+                    done = bool(item and item.counts) and item.counts.get("pending", 0) >= n
                     t = now()
                     if not done:
                         time.sleep(0.002)
@@ -587,7 +588,7 @@ def fig_burst(ctx, only):
                     polling = True
             elapsed = t - t0
             mk.wait(60)
-            obs.request(f"UNOBSERVE {bd}")
+            obs.request("UNOBSERVE", bd)
             # Drain the rest of the pushes before the next round.
             time.sleep(0.2)
             while obs.reader.fill(0.05):
@@ -690,7 +691,7 @@ def fig_many(ctx, only):
         d.add_root(d.conn(), root)
         for i in range(sample):
             c = d.conn("viewer", f"sample{i}")
-            c.request(f"OBSERVE {obsdir}")
+            c.request("OBSERVE", obsdir)
             conns.append(c)
         sel = selectors.DefaultSelector()
         for c in conns:
@@ -715,7 +716,7 @@ def fig_many(ctx, only):
                     measured = k >= 3
                     seq += 1
                     path = os.path.join(obsdir, f"n{seq}")
-                    want = f"* ITEM {path} "
+                    want = f"* ITEM {wire(path)} "
                     fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o644)
                     os.close(fd)
                     t0 = now()

@@ -15,7 +15,13 @@ import signal
 import socket
 import statistics
 import subprocess
+import sys
 import time
+
+# The protocol's codec: the Python client package of this repository (Clients/python).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "Clients", "python"))
+from syncbadge import codec  # noqa: E402
 
 
 class BenchError(Exception):
@@ -261,8 +267,14 @@ class LineReader:
         return self.lines.pop(0)
 
 
+def wire(path):
+    """A path (or any field) as it is on the wire, for matching received lines as text."""
+    return codec.encode(path).decode()
+
+
 class Conn:
-    """A protocol client (PROTOCOL.md): pipelining-safe request(), pushes kept aside."""
+    """A protocol client (PROTOCOL.md): pipelining-safe request(), pushes kept aside. The
+    lines it reads stay text with their receive time (`reader`), for the latency figures."""
 
     def __init__(self, path, role=None, name="bench", timeout=10):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -273,18 +285,16 @@ class Conn:
         self.pushes = []          # (line, time) of "* ..." lines seen while waiting for answers
         self.seq = 0
         if role:
-            final, _ = self.request(f"HELLO proto=1 role={role} name={name}")
-            if not final.split(" ")[1] == "OK":
+            final, _ = self.request("HELLO", proto=1, role=role, name=name)
+            if not final.ok:
                 raise BenchError(f"HELLO refused: {final}")
 
-    def send(self, text):
-        self.sock.sendall(text.encode())
-
-    def request(self, body, timeout=60):
-        """Sends one request; returns (final line, data lines). Pushes go to self.pushes."""
+    def request(self, verb, *fields, timeout=60, **options):
+        """Sends one request (fields and options encoded by the codec); returns (final line,
+        data lines) as codec Messages. Pushes go to self.pushes."""
         self.seq += 1
         tag = f"r{self.seq}"
-        self.send(f"{tag} {body}\n")
+        self.sock.sendall(codec.format_line(tag, verb, fields, options))
         deadline = now() + timeout
         data = []
         while True:
@@ -292,10 +302,13 @@ class Conn:
             if line.startswith("* "):
                 self.pushes.append((line, t))
             elif line.startswith(tag + " "):
-                kind = line.split(" ", 2)[1]
-                if kind in ("OK", "ERR"):
-                    return line, data
-                data.append(line)
+                try:
+                    m = codec.parse_message(line.encode())
+                except codec.ProtocolError as e:
+                    raise BenchError(f"{self.reader.what}: {e}")
+                if m.is_final:
+                    return m, data
+                data.append(m)
 
     def close(self):
         self.sock.close()
@@ -339,8 +352,8 @@ class Daemon:
         return Conn(self.sock, role, name)
 
     def add_root(self, conn, path, timeout=120):
-        final, _ = conn.request(f"ADD-ROOT {path}", timeout)
-        if " OK" not in final:
+        final, _ = conn.request("ADD-ROOT", path, timeout=timeout)
+        if not final.ok:
             raise BenchError(f"ADD-ROOT {path}: {final}")
 
     def wait_idle(self, conn, timeout=60):
@@ -349,7 +362,7 @@ class Daemon:
         deadline = now() + timeout
         while True:
             _, data = conn.request("ROOTS")
-            if not any(" scanning=1" in line for line in data):
+            if not any(m.opt("scanning") == "1" for m in data):
                 break
             if now() > deadline:
                 raise BenchError("roots still scanning")

@@ -1,13 +1,14 @@
 /* loadgen.c: the request client for the STATUS figures, in C so it is never the bottleneck.
  *
- *   loadgen SOCKET MODE LINE K TOTAL WINDOW TIMEOUT_S
+ *   loadgen SOCKET MODE K TOTAL WINDOW TIMEOUT_S VERB [FIELD...]
  *
  * MODE    daemon: say HELLO first, and an answer ends with a line "<tag> OK..." or
  *                 "<tag> ERR..." (PROTOCOL.md: data lines, then exactly one final line);
  *                 pushes ("* ...") and data lines are skipped.
  *         echo:   every line that comes back is one answer.
- * LINE    the request without its tag; every request is "t LINE\n" (one fixed tag: answers
- *         come in request order, so the tag need not be unique).
+ * VERB, FIELD...  the request: every one is "t VERB FIELD...\n", each FIELD encoded as the
+ *         protocol wants (wire.h; an option "key=value" is one FIELD). One fixed tag: answers
+ *         come in request order, so the tag need not be unique.
  * K       requests per write(2) (1: sequential round trips; 100: pipelined).
  * TOTAL   requests to send (rounded up to whole writes).
  * WINDOW  writes in flight before waiting for their answers (1 with K=1 is one request, wait
@@ -29,6 +30,8 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "wire.h"
 
 static double now(void) {
     struct timespec ts;
@@ -77,17 +80,19 @@ static long read_answers(int fd, int daemon, long *errors) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 8) {
-        fprintf(stderr, "usage: loadgen SOCKET daemon|echo LINE K TOTAL WINDOW TIMEOUT_S\n");
+    if (argc < 8) {
+        fprintf(stderr, "usage: loadgen SOCKET daemon|echo K TOTAL WINDOW TIMEOUT_S VERB [FIELD...]\n");
         return 64;
     }
     const char *path = argv[1];
     int daemon = strcmp(argv[2], "daemon") == 0;
-    const char *line = argv[3];
-    long k = atol(argv[4]), total = atol(argv[5]), window = atol(argv[6]);
+    long k = atol(argv[3]), total = atol(argv[4]), window = atol(argv[5]);
+    size_t one;
+    char *line = wire_request("t", argv[7], argv + 8, argc - 8, &one);
+    if (!line) { perror("loadgen: malloc"); return 1; }
     signal(SIGALRM, on_alarm);
     signal(SIGPIPE, SIG_IGN);
-    alarm((unsigned)atoi(argv[7]));
+    alarm((unsigned)atoi(argv[6]));
 
     int fd = socket(AF_UNIX, SOCK_STREAM, 0);
     struct sockaddr_un addr = { .sun_family = AF_UNIX };
@@ -103,9 +108,8 @@ int main(int argc, char **argv) {
     }
 
     /* One write's worth of requests, built once. */
-    size_t one = strlen(line) + 3;
     char *batch = malloc(one * (size_t)k);
-    for (long i = 0; i < k; i++) snprintf(batch + i * one, one + 1, "t %s\n", line);
+    for (long i = 0; i < k; i++) memcpy(batch + i * one, line, one);
     size_t blen = one * (size_t)k;
 
     long writes = (total + k - 1) / k;

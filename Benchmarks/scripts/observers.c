@@ -2,11 +2,11 @@
  *
  *   observers SOCKET N DIR
  *
- * Opens N connections to the daemon, each sending HELLO and OBSERVE DIR, and waits until
- * every OBSERVE was answered; then prints "ready" and reads (and drops) everything the
- * daemon pushes, with epoll, until stdin closes or SIGTERM. On exit prints
- * "lines=L resets=R closed=C" on stdout. It is in C so that draining N sockets costs little
- * and the latency measured by the harness's sample clients is the daemon's, not ours.
+ * Opens N connections to the daemon, each sending HELLO and OBSERVE DIR (encoded as every
+ * field, wire.h), and waits until every OBSERVE was answered; then prints "ready" and reads
+ * (and drops) everything the daemon pushes, with epoll, until stdin closes or SIGTERM. On exit
+ * prints "lines=L resets=R closed=C" on stdout. It is in C so that draining N sockets costs
+ * little and the latency measured by the harness's sample clients is the daemon's, not ours.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,6 +19,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include "wire.h"
 
 static volatile sig_atomic_t stop;
 static void on_term(int sig) { (void)sig; stop = 1; }
@@ -33,8 +35,12 @@ int main(int argc, char **argv) {
     alarm(60);   /* connecting must not take a minute; cancelled once ready */
     int ep = epoll_create1(0);
     struct cl *cls = calloc((size_t)n, sizeof *cls);
-    char req[8192];
-    int rl = snprintf(req, sizeof req, "h HELLO proto=1 role=viewer name=bench-observer\no OBSERVE %s\n", argv[3]);
+    size_t olen;
+    char *observe = wire_request("o", "OBSERVE", &argv[3], 1, &olen);
+    const char hello[] = "h HELLO proto=1 role=viewer name=bench-observer\n";
+    char *req = malloc(sizeof hello + olen);
+    if (!observe || !req) { perror("observers: malloc"); return 1; }
+    int rl = snprintf(req, sizeof hello + olen, "%s%s", hello, observe);
     for (int i = 0; i < n; i++) {
         int fd = socket(AF_UNIX, SOCK_STREAM, 0);
         if (fd < 0) { perror("observers: socket (ulimit -n?)"); return 1; }

@@ -26,11 +26,12 @@
 # The reader is a non-interactive `fish -c` and so reads config.fish: keep what is only for
 # interactive shells under `if status is-interactive`.
 
-# The daemon's socket, as PROTOCOL.md "Transport" resolves it.
+# The daemon's socket, as PROTOCOL.md "Transport" resolves it (an empty or relative
+# XDG_RUNTIME_DIR does not count; Tests/Vectors/wire.tsv has the cases).
 function _syncbadge_socket
     if set -q SYNCBADGE_SOCKET[1]; and test -n "$SYNCBADGE_SOCKET"
         echo -- $SYNCBADGE_SOCKET
-    else if set -q XDG_RUNTIME_DIR[1]; and test -n "$XDG_RUNTIME_DIR"
+    else if set -q XDG_RUNTIME_DIR[1]; and string match -q -- '/*' "$XDG_RUNTIME_DIR"
         echo -- $XDG_RUNTIME_DIR/syncbadge/daemon.sock
     else
         # fish has no $UID: ask once.
@@ -216,7 +217,8 @@ function _syncbadge_ask
         set -a req "u$q UNOBSERVE $_syncbadge_observed"
     end
     if test "$_syncbadge_observed" != "$dir" -o "$argv[1]" = o
-        set -a req "o$q OBSERVE $dir"
+        # list=0 (protocol 1.1): the prompt needs the directory, not its listing.
+        set -a req "o$q OBSERVE $dir list=0"
     end
     set -a req "s$q STATUS $dir"
     set -g _syncbadge_observed $dir

@@ -1,11 +1,14 @@
 # -*- coding: utf-8 -*-
 """SyncBadge for ranger: sync badges before file names, menus and actions.
 
-Install: copy or symlink this file into ~/.config/ranger/plugins/ and put
-``default_linemode syncbadge`` in ~/.config/ranger/rc.conf (see README.md).
+Install: symlink this file into ~/.config/ranger/plugins/ (a copy needs the
+syncbadge package installed) and put ``default_linemode syncbadge`` in
+~/.config/ranger/rc.conf (see README.md).
 
 Standard library only. Speaks the SyncBadge line protocol (version 1) to
-``syncbadged`` over its Unix socket.
+``syncbadged`` over its Unix socket through the syncbadge Python package
+(Clients/python): installed, or found next to this file's real location as
+``make install`` and the repository lay them out (see _load_client).
 
 How it fits into ranger (which draws with curses from one thread):
 
@@ -34,13 +37,13 @@ How it fits into ranger (which draws with curses from one thread):
 from __future__ import absolute_import, division, print_function
 
 import collections
-import errno
+import importlib.util
 import logging
 import os
-import re
 import select
 import signal
 import socket
+import sys
 import threading
 import time
 
@@ -73,114 +76,43 @@ def _env_true(name):
 
 
 # ---------------------------------------------------------------------------
-# Wire format: percent-encoding of fields (bytes in, bytes out)
+# The protocol: the syncbadge Python package
 # ---------------------------------------------------------------------------
 
-def encode_field(data):
-    """Percent-encodes one field: 0x00-0x20, '%', 0x7F and every byte that is not
-    part of a valid UTF-8 sequence become %XX; everything else stays as it is."""
-    if isinstance(data, str):
-        data = os.fsencode(data)
-    out = bytearray()
-    # surrogateescape turns each byte of an invalid sequence into U+DC80..U+DCFF.
-    for ch in data.decode("utf-8", "surrogateescape"):
-        code = ord(ch)
-        if 0xDC80 <= code <= 0xDCFF:
-            out += b"%%%02X" % (code - 0xDC00)
-        elif code <= 0x20 or code == 0x25 or code == 0x7F:
-            out += b"%%%02X" % code
-        else:
-            out += ch.encode("utf-8")
-    return bytes(out)
+def _load_client():
+    """The syncbadge package (Clients/python): installed (a plain import), else found from
+    this file's real location (ranger's plugin directory usually holds a symbolic link to it):
+    ../python as `make install` lays it out, or ../../Clients/python and
+    ../../../Clients/python in the repository. ranger imports this file as
+    `plugins.syncbadge`, so `import syncbadge` never finds this file itself; should a module
+    that is not the package hold that name anyway, the package is loaded under another."""
+    try:
+        import syncbadge
+    except ImportError:
+        syncbadge = None
+    if getattr(syncbadge, "Connection", None) is not None:
+        return syncbadge
+    here = os.path.dirname(os.path.realpath(__file__))
+    for rel in ("../python", "../../Clients/python", "../../../Clients/python"):
+        package = os.path.normpath(os.path.join(here, rel, "syncbadge"))
+        init = os.path.join(package, "__init__.py")
+        if os.path.isfile(init):
+            name = "syncbadge" if syncbadge is None else "_syncbadge_client"
+            spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[package])
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+            return module
+    raise ImportError("the syncbadge Python package (Clients/python) is neither installed nor next to " + here)
 
 
-_HEX = b"0123456789abcdefABCDEF"
-
-
-def decode_field(data):
-    """Decodes %XX (either case) for any byte; raises ValueError on a bad escape."""
-    if b"%" not in data:
-        return data
-    out = bytearray()
-    i, n = 0, len(data)
-    while i < n:
-        c = data[i]
-        if c == 0x25:
-            pair = data[i + 1:i + 3]
-            if len(pair) != 2 or pair[0] not in _HEX or pair[1] not in _HEX:
-                raise ValueError("bad escape")
-            out.append(int(pair, 16))
-            i += 3
-        else:
-            out.append(c)
-            i += 1
-    return bytes(out)
-
-
-_OPTION_RE = re.compile(rb"^[a-z][a-z0-9-]*=")
-
-
-class Line(object):
-    """One received line: first field (tag or '*'), kind, positional fields, options."""
-    __slots__ = ("tag", "kind", "args", "options")
-
-    def __init__(self, raw):
-        parts = raw.split(b" ")
-        if len(parts) < 2:
-            raise ValueError("short line")
-        self.tag = parts[0].decode("ascii", "replace")
-        self.kind = decode_field(parts[1]).decode("utf-8", "replace")
-        self.args = []
-        self.options = {}
-        for part in parts[2:]:
-            if not part.startswith(b"/") and _OPTION_RE.match(part):
-                key, _, value = part.partition(b"=")
-                self.options[key.decode("ascii")] = decode_field(value)
-            else:
-                self.args.append(decode_field(part))
-
-    def opt(self, key, default=None):
-        value = self.options.get(key)
-        return default if value is None else value.decode("utf-8", "replace")
-
-    def arg(self, i, default=""):
-        return self.args[i].decode("utf-8", "replace") if i < len(self.args) else default
-
-
-def _word(text):
-    return encode_field(text.encode("utf-8"))
-
-
-def _option(key, value):
-    return key.encode("ascii") + b"=" + encode_field(value if isinstance(value, bytes) else value.encode("utf-8"))
-
-
-Item = collections.namedtuple("Item", "state badge kind progress message")
-
-
-def _item(line):
-    """(path bytes, Item) of an ITEM line, or None."""
-    if len(line.args) < 2 or not line.args[0].startswith(b"/"):
-        return None
-    return line.args[0], Item(line.arg(1), line.opt("badge", line.arg(1)), line.opt("kind", ""),
-                              line.opt("progress"), line.opt("message"))
+sb = _load_client()
 
 
 def _split(path):
     """(parent, name) of an absolute path in bytes."""
     head, _, name = path.rpartition(b"/")
     return (head or b"/"), name
-
-
-def socket_path():
-    """Where the daemon listens (PROTOCOL.md, Transport)."""
-    path = os.environ.get("SYNCBADGE_SOCKET")
-    if path:
-        return path
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime:
-        return os.path.join(runtime, "syncbadge", "daemon.sock")
-    return "/tmp/syncbadge-%d/daemon.sock" % os.getuid()
 
 
 def real_dir(path):
@@ -212,13 +144,13 @@ class DaemonError(Exception):
 # ---------------------------------------------------------------------------
 
 class Client(object):
-    """The daemon connection. Only the IO thread uses the socket; other threads talk
-    to it through `call`, `watch` and the event queue."""
+    """The daemon connection (a syncbadge.Connection, driven without ever blocking). Only the
+    IO thread uses it; other threads talk to it through `call`, `watch` and the event queue."""
 
     def __init__(self, wake_main):
         self._wake_main = wake_main          # called by the IO thread after queuing events
         self._lock = threading.Lock()
-        self._outq = collections.deque()     # (verb, fields, callback) from other threads
+        self._outq = collections.deque()     # (verb, fields, options, callback) from other threads
         self._want = (None, 0)               # (directory to observe (daemon bytes), request number)
         self.events = collections.deque()    # for the main thread
         self.posted = 0                      # events posted / taken, to know when to re-wake
@@ -230,11 +162,8 @@ class Client(object):
         self._wake_r, self._wake_w = os.pipe()
         for fd in (self._wake_r, self._wake_w):
             os.set_blocking(fd, False)
-        self._sock = None
-        self._inbuf = b""
-        self._outbuf = b""
-        self._pending = collections.OrderedDict()  # tag -> [callback, data lines]
-        self._tag = 0
+        self._conn = sb.Connection(role="viewer", name=CLIENT_NAME, on_push=self._push,
+                                   on_hello=self._hello_answered, on_close=self._closed, max_line=MAX_LINE)
         self._next_attempt = 0.0
         self._hello_deadline = None
         self._observing = None               # what we sent OBSERVE for and still hold
@@ -263,33 +192,38 @@ class Client(object):
             self._want = (directory, self._want[1] + 1)
         self._poke()
 
-    def call(self, verb, fields=(), timeout=CALL_TIMEOUT):
-        """Sends a request and waits for its answer: (data lines, final line).
+    def call(self, verb, fields=(), options=None, timeout=CALL_TIMEOUT):
+        """Sends a request (fields and options as the package takes them: bytes or str) and
+        waits for its answer: (data lines, final line), syncbadge Messages.
         Raises NotConnected, DaemonError (for ERR) or socket.timeout."""
         if not self.ready:
             raise NotConnected(self.last_error)
-        fields = list(fields)
-        if sum(len(f) + 1 for f in fields) > MAX_REQUEST:
+        fields, options = list(fields), dict(options or {})
+        try:
+            size = len(sb.format_line("r0", verb, fields, options))
+        except ValueError as ex:
+            raise DaemonError("bad-request", str(ex))
+        if size > MAX_REQUEST:
             # The daemon would say `* BYE too-long` and close the connection.
             raise DaemonError("too-long", "the selection is too large for one request")
         done = threading.Event()
         box = []
 
-        def answered(data, final):
-            box.append((data, final))
+        def answered(reply):
+            box.append(reply)
             done.set()
 
         with self._lock:
-            self._outq.append((verb, fields, answered))
+            self._outq.append((verb, fields, options, answered))
         self._poke()
         if not done.wait(timeout):
             raise socket.timeout("the daemon did not answer within %gs" % timeout)
-        data, final = box[0]
-        if final is None:
+        reply = box[0]
+        if reply is None or reply.final is None:
             raise NotConnected(self.last_error)
-        if final.kind != "OK":
-            raise DaemonError(final.arg(0, "internal"), final.opt("message", ""))
-        return data, final
+        if not reply.ok:
+            raise DaemonError(reply.code, reply.final.opt("message", ""))
+        return reply.data, reply.final
 
     def take_events(self):
         """All queued events (main thread)."""
@@ -341,7 +275,8 @@ class Client(object):
 
     def _step(self):
         now = time.monotonic()
-        if self._sock is None:
+        conn = self._conn
+        if not conn.connected:
             if now < self._next_attempt:
                 self._wait([], self._next_attempt - now)
                 return
@@ -355,29 +290,11 @@ class Client(object):
         timeout = None
         if self._hello_deadline is not None:
             timeout = max(0.0, self._hello_deadline - now)
-        readable, writable = self._wait([self._sock], timeout, write=bool(self._outbuf))
+        readable, writable = self._wait([conn.fileno()], timeout, write=conn.wants_write())
         if writable:
-            try:
-                sent = self._sock.send(self._outbuf)
-                self._outbuf = self._outbuf[sent:]
-            except (BlockingIOError, InterruptedError):
-                pass
-            except OSError as ex:
-                self._disconnect("send: %s" % ex)
-                return
+            conn.flush()
         if readable:
-            try:
-                chunk = self._sock.recv(65536)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError as ex:
-                self._disconnect("receive: %s" % ex)
-                return
-            if not chunk:
-                self._disconnect("the daemon closed the connection")
-                return
-            self._inbuf += chunk
-            self._read_lines()
+            conn.read_available()   # answers reach their callbacks, pushes _push
 
     def _wait(self, fds, timeout, write=False):
         """select() on fds plus the wake pipe, waking ranger first if it has events to take."""
@@ -397,74 +314,61 @@ class Client(object):
         return bool(fds) and fds[0] in r, bool(fds) and fds[0] in w
 
     def _connect(self):
-        path = socket_path()
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            sock.settimeout(CONNECT_TIMEOUT)
-            sock.connect(path)
-            sock.setblocking(False)
+            self._conn.connect(timeout=CONNECT_TIMEOUT)     # sends HELLO; _hello_answered follows
         except OSError as ex:
-            sock.close()
-            self.last_error = "cannot connect to %s: %s" % (path, ex.strerror or ex)
+            self.last_error = "cannot connect to %s: %s" % (self._conn.path, ex.strerror or ex)
             return
-        self._sock = sock
-        self._inbuf = self._outbuf = b""
         self._hello_deadline = time.monotonic() + HELLO_TIMEOUT
-        self._send("HELLO", [_option("proto", "1"), _option("role", "viewer"), _option("name", CLIENT_NAME)],
-                   self._hello_answered)
 
-    def _hello_answered(self, data, final):
+    def _hello_answered(self, conn):
         self._hello_deadline = None
-        if final is None:
-            return
-        if final.kind != "OK":
-            self._disconnect("HELLO refused: %s %s" % (final.arg(0), final.opt("message", "")))
-            return
-        epoch = final.opt("epoch")
-        if epoch != self.epoch:
-            LOG.info("syncbadge: daemon %s, epoch %s", final.opt("server"), epoch)
-        self.epoch = epoch
-        self.server = final.opt("server")
+        if conn.new_epoch:
+            LOG.info("syncbadge: daemon %s, epoch %s", conn.server, conn.epoch)
+        self.epoch = conn.epoch
+        self.server = conn.server
         self.ready = True
         self.last_error = None
         # A new connection observes nothing; a new epoch means every cached badge is stale.
         self._observing = self._attempted = None
-        self._post("connected", epoch)
+        self._post("connected", self.epoch)
         self._fetch_badges()
         self._sync_observation()
 
     def _disconnect(self, why):
-        if self._sock is not None:
-            LOG.info("syncbadge: disconnected: %s", why)
-            try:
-                self._sock.close()
-            except OSError:
-                pass
-            was_ready = self.ready
-            self._sock = None
-            self.ready = False
-            self.last_error = why
-            self._hello_deadline = None
-            self._observing = self._attempted = None
-            pending, self._pending = self._pending, collections.OrderedDict()
-            for callback, _ in pending.values():
-                try:
-                    callback(None, None)
-                except Exception as ex:
-                    LOG.exception(ex)
-            if was_ready:
-                self._post("disconnected")
-        self._inbuf = self._outbuf = b""
+        if self._conn.connected:
+            self._conn.close(why)           # _closed follows
+        else:
+            self._fail_queued()
+
+    def _closed(self, conn, why):
+        """The connection closed (the daemon went away, HELLO refused, _disconnect): every
+        request waiting for it has already been told (its callback got no final line)."""
+        LOG.info("syncbadge: disconnected: %s", why)
+        was_ready = self.ready
+        self.ready = False
+        self.last_error = why
+        self._hello_deadline = None
+        self._observing = self._attempted = None
+        if was_ready:
+            self._post("disconnected")
+        self._fail_queued()
+
+    def _fail_queued(self):
         with self._lock:
             queued, self._outq = self._outq, collections.deque()
-        for _, _, callback in queued:
-            callback(None, None)
+        for _, _, _, callback in queued:
+            callback(None)
 
-    def _send(self, verb, fields, callback):
-        self._tag += 1
-        tag = "r%d" % self._tag
-        self._pending[tag] = [callback, []]
-        self._outbuf += b" ".join([tag.encode("ascii"), verb.encode("ascii")] + list(fields)) + b"\n"
+    def _send(self, verb, fields=(), options=None, callback=None):
+        """Sends a request; callback(reply) once answered (reply.final None: no answer, the
+        connection closed first)."""
+        try:
+            self._conn.send(verb, *fields, on_answer=callback, **(options or {}))
+        except (sb.Disconnected, ValueError) as ex:
+            LOG.warning("syncbadge: %s not sent: %s", verb, ex)
+            if callback is not None:
+                callback(None)
 
     def _flush_outq(self):
         if not self.ready:
@@ -473,8 +377,8 @@ class Client(object):
             with self._lock:
                 if not self._outq:
                     break
-                verb, fields, callback = self._outq.popleft()
-            self._send(verb, fields, callback)
+                verb, fields, options, callback = self._outq.popleft()
+            self._send(verb, fields, options, callback)
         self._sync_observation()
 
     def _sync_observation(self):
@@ -490,117 +394,78 @@ class Client(object):
         if want is not None and want == self._observing:
             # Already observed (ranger left it and came back, or reached it by another
             # name): the pushes keep coming; a LIST refreshes ranger's cache.
-            def listed(data, final, directory=want):
-                if final is not None:
-                    ok = final.kind == "OK"
-                    self._post("listing", directory, self._items(data) if ok else None)
-            self._send("LIST", [encode_field(want)], listed)
+            def listed(reply, directory=want):
+                if reply is not None and reply.final is not None:
+                    self._post("listing", directory, self._items(reply.data) if reply.ok else None)
+            self._send("LIST", [want], callback=listed)
             return
         if self._observing is not None:
-            self._send("UNOBSERVE", [encode_field(self._observing)], lambda data, final: None)
+            self._send("UNOBSERVE", [self._observing])
             self._observing = None
         if want is None:
             return
         self._observing = want
         self._outside = False
 
-        def answered(data, final, directory=want):
-            if final is None:
+        def answered(reply, directory=want):
+            if reply is None or reply.final is None:
                 return
-            if final.kind == "OK":
-                self._post("listing", directory, self._items(data))
+            if reply.ok:
+                self._post("listing", directory, self._items(reply.data))
                 return
             if self._observing == directory:
                 self._observing = None
-                self._outside = final.arg(0) == "outside"
+                self._outside = reply.code == "outside"
             # outside (no root), not-found, not-a-directory...: no badges there.
             self._post("listing", directory, None)
 
-        self._send("OBSERVE", [encode_field(want)], answered)
+        self._send("OBSERVE", [want], callback=answered)
 
     @staticmethod
     def _items(data):
         items = {}
         for line in data:
-            if line.kind == "ITEM":
-                parsed = _item(line)
-                if parsed:
-                    items[_split(parsed[0])[1]] = parsed[1]
+            item = sb.Item.from_message(line)
+            if item is not None:
+                items[_split(item.path)[1]] = item
         return items
 
     def _fetch_badges(self):
-        def answered(data, final):
-            if final is None or final.kind != "OK":
+        def answered(reply):
+            if reply is None or not reply.ok:
                 return
             badges = {}
-            for line in data:
-                if line.kind == "BADGE" and line.args:
+            for line in reply.lines("BADGE"):
+                if line.fields:
                     badges[line.arg(0)] = (line.opt("glyph", "?"), line.opt("ascii", "?"))
             self._known_badges.update(badges)
             self._post("badges", badges)
 
-        self._send("BADGES", [], answered)
-
-    def _read_lines(self):
-        while True:
-            end = self._inbuf.find(b"\n")
-            if end < 0:
-                if len(self._inbuf) > MAX_LINE:
-                    self._disconnect("line too long")
-                return
-            raw, self._inbuf = self._inbuf[:end], self._inbuf[end + 1:]
-            if raw.endswith(b"\r"):
-                raw = raw[:-1]
-            if not raw:
-                continue
-            try:
-                line = Line(raw)
-            except ValueError as ex:
-                LOG.warning("syncbadge: unreadable line %r: %s", raw[:200], ex)
-                continue
-            if line.tag == "*":
-                self._push(line)
-            else:
-                self._answer(line)
-            if self._sock is None:
-                return
-
-    def _answer(self, line):
-        entry = self._pending.get(line.tag)
-        if entry is None:
-            return
-        if line.kind in ("OK", "ERR"):
-            del self._pending[line.tag]
-            try:
-                entry[0](entry[1], line)
-            except Exception as ex:
-                LOG.exception(ex)
-        else:
-            entry[1].append(line)
+        self._send("BADGES", callback=answered)
 
     def _push(self, line):
         kind = line.kind
         if kind == "ITEM":
-            parsed = _item(line)
-            if parsed:
-                if parsed[1].badge not in self._known_badges:
-                    self._known_badges.add(parsed[1].badge)
+            item = sb.Item.from_message(line)
+            if item is not None:
+                if item.badge not in self._known_badges:
+                    self._known_badges.add(item.badge)
                     self._fetch_badges()  # a provider defined a new badge
-                self._post("item", parsed[0], parsed[1])
-        elif kind == "GONE" and line.args:
-            path = line.args[0]
+                self._post("item", item.path, item)
+        elif kind == "GONE" and line.fields:
+            path = line.fields[0]
             if path == self._observing:
                 self._observing = None  # the observation ended with the directory
             self._post("gone", path)
-        elif kind == "RESET" and line.args:
-            directory = line.args[0]
+        elif kind == "RESET" and line.fields:
+            directory = line.fields[0]
             if directory == self._observing:
-                def answered(data, final, directory=directory):
-                    if final is not None and final.kind == "OK":
-                        self._post("listing", directory, self._items(data))
-                self._send("LIST", [encode_field(directory)], answered)
-        elif kind == "ROOT" and line.args:
-            root = line.args[0]
+                def answered(reply, directory=directory):
+                    if reply is not None and reply.ok:
+                        self._post("listing", directory, self._items(reply.data))
+                self._send("LIST", [directory], callback=answered)
+        elif kind == "ROOT" and line.fields:
+            root = line.fields[0]
             with self._lock:
                 want = self._want[0]
             inside = want is not None and (want == root or want.startswith(root.rstrip(b"/") + b"/"))
@@ -876,7 +741,7 @@ class SyncBadgeAsciiLinemode(_SyncBadgeLinemode):
 
 def _describe(error):
     if isinstance(error, NotConnected):
-        return "not connected to syncbadged (%s)" % (error.args[0] if error.args else socket_path())
+        return "not connected to syncbadged (%s)" % (error.args[0] if error.args else sb.socket_path())
     if isinstance(error, DaemonError):
         if error.code == "outside":
             return "not in a synced folder"
@@ -904,10 +769,8 @@ class _SyncCommand(object):
             pager.set_source([title + ":", ""] + lines)
 
     def _menu(self, kind, with_selection):
-        fields = [_word(kind), _option("target", STATE.target())]
-        if with_selection:
-            fields += [encode_field(p) for p in STATE.selection()]
-        data, _ = STATE.client.call("MENU", fields)
+        fields = [kind] + (STATE.selection() if with_selection else [])
+        data, _ = STATE.client.call("MENU", fields, {"target": STATE.target()})
         return [line for line in data if line.kind == "MENUITEM"]
 
     @staticmethod
@@ -918,11 +781,9 @@ class _SyncCommand(object):
         return text
 
     def _action(self, action_id, with_selection):
-        fields = [_word(action_id), _option("target", STATE.target())]
-        if with_selection:
-            fields += [encode_field(p) for p in STATE.selection()]
+        fields = [action_id] + (STATE.selection() if with_selection else [])
         try:
-            _, final = STATE.client.call("ACTION", fields)
+            _, final = STATE.client.call("ACTION", fields, {"target": STATE.target()})
         except Exception as ex:  # pylint: disable=broad-except
             self._fail(action_id, ex)
             return

@@ -3,29 +3,59 @@
 
 Usage: rsync_mirror.py [--socket PATH] [--name NAME] [--debounce SECONDS] [--state-dir DIR] ROOT MIRROR
 
-It speaks the wire protocol directly (docs/PROTOCOL.md), with the standard library only:
-claims ROOT, follows the daemon's change feed, copies what changed with rsync and reports every
-path's state (syncing, synced, error, conflict). It logs one line per action to stderr.
+It speaks the wire protocol (docs/PROTOCOL.md) through the syncbadge Python package
+(Clients/python; standard library only, like this file): claims ROOT, follows the daemon's change
+feed, copies what changed with rsync and reports every path's state (syncing, synced, error,
+conflict). It logs one line per action to stderr.
 
 Paths are bytes everywhere (os.fsencode), so any Linux file name works: spaces, newlines and
-invalid UTF-8 included. The code has three parts: Connection (the codec and one reader thread),
-Mirror (rsync runs and the conflict bookkeeping) and Engine (feed, debounce, actions, reconnects).
+invalid UTF-8 included. The code has two parts: Mirror (rsync runs and the conflict bookkeeping)
+and Engine (feed, debounce, actions, reconnects); the package's Connection, with a reader thread,
+carries the requests and pushes.
 """
 import argparse
 import hashlib
-import itertools
+import importlib.util
 import json
+import logging
 import os
-import queue
 import re
 import shutil
 import signal
-import socket
 import stat
 import subprocess
 import sys
 import threading
 import time
+
+
+def _load_client():
+    """The syncbadge package: installed (a plain import), else found from this file's real
+    location (symbolic links resolved): ../python as `make install` lays it out, or
+    ../../Clients/python and ../../../Clients/python in the repository."""
+    try:
+        import syncbadge
+    except ImportError:
+        syncbadge = None
+    if getattr(syncbadge, "Connection", None) is not None:
+        return syncbadge
+    here = os.path.dirname(os.path.realpath(__file__))
+    for rel in ("../python", "../../Clients/python", "../../../Clients/python"):
+        package = os.path.normpath(os.path.join(here, rel, "syncbadge"))
+        init = os.path.join(package, "__init__.py")
+        if os.path.isfile(init):
+            # Under its own name, unless that name is taken by a module that is not it.
+            name = "syncbadge" if syncbadge is None else "_syncbadge_client"
+            spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[package])
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+            return module
+    raise ImportError("the syncbadge Python package (Clients/python) is neither installed nor next to " + here)
+
+
+sb = _load_client()
+Disconnected, ServerError = sb.Disconnected, sb.ServerError
 
 LARGE = 1 << 20            # files above this get an rsync run of their own, with progress=
 MAX_MESSAGE = 1000         # characters of a message= we send: a line holds at most 64 KiB
@@ -38,221 +68,13 @@ def log(*parts):
     sys.stderr.flush()
 
 
-# ---------------------------------------------------------------------------- the codec
-
-def encode(value: bytes) -> bytes:
-    """Percent-encodes one field: 0x00-0x20, '%', 0x7F and bytes outside valid UTF-8 become %XX.
-
-    Python's strict UTF-8 decoder (no overlongs, surrogates or code points above U+10FFFF) with
-    surrogateescape maps each invalid byte to U+DC80-U+DCFF, exactly the bytes to escape."""
-    out = []
-    for ch in value.decode("utf-8", "surrogateescape"):
-        o = ord(ch)
-        if 0xDC80 <= o <= 0xDCFF:
-            out.append(b"%%%02X" % (o - 0xDC00))
-        elif o <= 0x20 or o == 0x25 or o == 0x7F:
-            out.append(b"%%%02X" % o)
-        else:
-            out.append(ch.encode("utf-8"))
-    return b"".join(out)
-
-
-_HEX = b"0123456789abcdefABCDEF"
-
-
-def decode(field: bytes) -> bytes:
-    """Decodes %XX (either case) for any byte; a malformed escape is a ProtocolError."""
-    if b"%" not in field:
-        return field
-    out, i = bytearray(), 0
-    while True:
-        j = field.find(b"%", i)
-        if j < 0:
-            return bytes(out + field[i:])
-        out += field[i:j]
-        h = field[j + 1:j + 3]
-        if len(h) != 2 or h[0] not in _HEX or h[1] not in _HEX:
-            raise ProtocolError("malformed escape in %r" % field)
-        out.append(int(h, 16))
-        i = j + 3
-
-
 def show(path: bytes) -> str:
     """A path for the log: its wire form, which is always printable UTF-8 on one line."""
-    return encode(path).decode("utf-8")
-
-
-class ProtocolError(Exception):
-    pass
-
-
-class Disconnected(Exception):
-    """The daemon went away: reconnect."""
+    return sb.encode(path).decode("utf-8")
 
 
 class Fatal(Exception):
     """Nothing a reconnect would fix (the root is not registered, another engine holds it)."""
-
-
-class ServerError(Exception):
-    def __init__(self, verb, m):
-        self.code = m.fields[0].decode("ascii", "replace") if m.fields else "?"
-        self.message = m.opt("message", "")
-        super().__init__("%s: %s %s" % (verb, self.code, self.message))
-
-
-class Message:
-    """A received line: `<tag>|* <KIND> fields...`, options told apart by their form."""
-    OPTION = re.compile(rb"[a-z][a-z0-9-]*=")
-
-    def __init__(self, line: bytes):
-        parts = line.split(b" ")
-        if len(parts) < 2 or not parts[1]:
-            raise ProtocolError("malformed line %r" % line)
-        self.head, self.kind = parts[0].decode("ascii", "replace"), parts[1].decode("ascii", "replace")
-        self.fields, self.options = [], {}
-        for p in parts[2:]:
-            if not p:
-                raise ProtocolError("empty field in %r" % line)
-            m = self.OPTION.match(p)
-            if m and not p.startswith(b"/"):
-                self.options[p[:m.end() - 1].decode("ascii")] = decode(p[m.end():])
-            else:
-                self.fields.append(decode(p))
-
-    def opt(self, key, default=None):
-        v = self.options.get(key)
-        return default if v is None else v.decode("utf-8", "replace")
-
-    def int(self, key):
-        v = self.options.get(key)
-        return int(v) if v is not None and v.isdigit() else None
-
-
-class Item:
-    """An ITEM line: path, state, kind, gen."""
-    def __init__(self, m=None, path=b"", state="pending", kind="file", gen=None):
-        if m is not None:
-            path, state, kind, gen = m.fields[0], m.fields[1].decode("ascii", "replace"), m.opt("kind", "file"), m.int("gen")
-        self.path, self.state, self.kind, self.gen = path, state, kind, gen
-
-
-class Reply:
-    """The answer to one request, filled in by the reader thread."""
-    def __init__(self, verb):
-        self.verb, self.data, self.final, self.reason = verb, [], None, None
-        self._done = threading.Event()
-
-    def finish(self, m):
-        self.final = m
-        self._done.set()
-
-    def fail(self, reason):
-        self.reason = reason
-        self._done.set()
-
-    def result(self):
-        self._done.wait()
-        if self.final is None:
-            raise Disconnected(self.reason)
-        if self.final.kind == "ERR":
-            raise ServerError(self.verb, self.final)
-        return self
-
-    @property
-    def items(self):
-        return [Item(m) for m in self.data if m.kind == "ITEM"]
-
-
-class Connection:
-    """One AF_UNIX connection. Requests may be pipelined: send() returns a Reply at once and
-    one reader thread matches answers by tag; pushes (`*` lines) go to `events`, then None
-    when the connection is gone, so the engine's loop sees everything in order."""
-
-    def __init__(self, path):
-        self.events = queue.Queue()
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            self.sock.connect(path)
-        except OSError:
-            self.sock.close()
-            raise
-        self._lock = threading.Lock()
-        self._replies = {}
-        self._tags = itertools.count(1)
-        self.closed = None
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def send(self, verb, *fields, **options):
-        """Positional str fields go as they are (verbs, states, ids), bytes are encoded (paths);
-        keyword options become key=value (`_` in a key is `-`), None ones are left out."""
-        parts = [verb.encode()]
-        for f in fields:
-            parts.append(encode(f) if isinstance(f, bytes) else f.encode())
-        for k, v in options.items():
-            if v is None:
-                continue
-            v = v if isinstance(v, bytes) else str(v).encode("utf-8", "surrogateescape")
-            parts.append(k.replace("_", "-").encode() + b"=" + encode(v))
-        with self._lock:
-            if self.closed is not None:
-                raise Disconnected(self.closed)
-            tag = str(next(self._tags))
-            reply = self._replies[tag] = Reply(verb)
-            try:
-                self.sock.sendall(tag.encode() + b" " + b" ".join(parts) + b"\n")
-            except OSError as e:
-                del self._replies[tag]
-                raise Disconnected(str(e))
-        return reply
-
-    def request(self, verb, *fields, **options):
-        return self.send(verb, *fields, **options).result()
-
-    def _read(self):
-        reason = "connection closed"
-        try:
-            for raw in self.sock.makefile("rb"):
-                if not raw.endswith(b"\n"):
-                    break
-                line = raw[:-1].rstrip(b"\r")
-                if not line:
-                    continue
-                try:
-                    m = Message(line)
-                except ProtocolError as e:
-                    log("ignoring a malformed line:", e)
-                    continue
-                if m.head == "*":
-                    if m.kind == "BYE":
-                        reason = "BYE " + (m.fields[0].decode("ascii", "replace") if m.fields else "")
-                    self.events.put(m)
-                    continue
-                with self._lock:
-                    reply = self._replies.get(m.head)
-                    if reply is not None and m.kind in ("OK", "ERR"):
-                        del self._replies[m.head]
-                if reply is None:
-                    log("ignoring an answer for unknown tag", m.head)
-                elif m.kind in ("OK", "ERR"):
-                    reply.finish(m)
-                else:
-                    reply.data.append(m)
-        except OSError as e:
-            reason = str(e)
-        with self._lock:
-            self.closed = reason
-            waiting, self._replies = list(self._replies.values()), {}
-        for r in waiting:
-            r.fail(reason)
-        self.events.put(None)
-
-    def close(self):
-        try:
-            self.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self.sock.close()
 
 
 # ---------------------------------------------------------------------------- the mirror
@@ -281,10 +103,10 @@ class Mirror:
         try:
             with open(self.state_file, "rb") as f:
                 saved = json.load(f)
-            self.records = {decode(k.encode()): tuple(v) for k, v in saved.get("files", {}).items()}
+            self.records = {sb.decode(k.encode()): tuple(v) for k, v in saved.get("files", {}).items()}
         except FileNotFoundError:
             pass
-        except (ValueError, ProtocolError) as e:
+        except ValueError as e:             # not JSON, or a key that is not in wire form
             log("ignoring an unreadable state file", show(self.state_file) + ":", e)
 
     def rel(self, path: bytes) -> bytes:
@@ -421,7 +243,7 @@ class Mirror:
         if not self.dirty:
             return
         data = {"root": show(self.root), "mirror": show(self.dest),
-                "files": {encode(k).decode(): list(v) for k, v in sorted(self.records.items())}}
+                "files": {show(k): list(v) for k, v in sorted(self.records.items())}}
         tmp = self.state_file + b".tmp"
         with open(tmp, "w") as f:
             json.dump(data, f)
@@ -463,11 +285,16 @@ class Engine:
 
     def run(self):
         delay, first = 0.1, True
+        # One connection object for every connection: it keeps the daemon's epoch across them.
+        self.conn = sb.Connection(self.socket_path, role="provider", name=self.name, threaded=True)
         while True:
             try:
-                self.conn = Connection(self.socket_path)
-            except OSError as e:
-                log("no daemon at %s (%s); retrying in %.1fs" % (self.socket_path, e.strerror or e, delay))
+                self.conn.open()            # connects and says HELLO
+            except ServerError as e:        # HELLO refused
+                raise Fatal(str(e))
+            except OSError as e:            # no daemon (or it went away before answering)
+                log("no daemon at %s (%s); retrying in %.1fs" % (self.socket_path, getattr(e, "strerror", None) or e,
+                                                                   delay))
                 time.sleep(delay)
                 delay = min(delay * 2, MAX_BACKOFF)
                 continue
@@ -476,8 +303,9 @@ class Engine:
                 first, delay = False, 0.1
                 self.serve()
             except Disconnected as e:
-                log("disconnected (%s); reconnecting in %.1fs" % (e, delay))
-            except ServerError as e:        # HELLO refused, the root vanished while starting
+                log("disconnected (%s); reconnecting in %.1fs" % (
+                    "BYE " + self.conn.bye_reason if self.conn.bye_reason else e, delay))
+            except ServerError as e:        # the root vanished while starting
                 raise Fatal(str(e))
             finally:
                 self.conn.close()
@@ -485,10 +313,10 @@ class Engine:
             delay = min(delay * 2, MAX_BACKOFF)
 
     def start(self, first):
-        """HELLO, CLAIM, SUBSCRIBE-CHANGES (before listing, so nothing is missed) and the UI,
-        pipelined; then a full reconcile for a new daemon, or CHANGES for the same one."""
+        """CLAIM, SUBSCRIBE-CHANGES (before listing, so nothing is missed) and the UI, pipelined
+        after HELLO; then a full reconcile for a new daemon, or CHANGES for the same one."""
         c = self.conn
-        epoch = c.request("HELLO", proto=1, role="provider", name=self.name).final.opt("epoch")
+        epoch = c.epoch
         claim, sub = c.send("CLAIM", self.root), c.send("SUBSCRIBE-CHANGES", self.root)
         ui = [c.send("DEFINE-MENU", "items", "sync.now", title="Sync now"),
               c.send("DEFINE-MENU", "items", "sync.last-error", title="Show last error", states="error"),
@@ -512,7 +340,7 @@ class Engine:
                 log("warning: the daemon refused %s (%s %s); menus may be missing" % (r.verb, e.code, e.message))
         log("connected to %s epoch=%s as %s, claimed %s" % (self.socket_path, epoch, self.name, show(self.root)))
         if epoch != self.epoch:
-            self.epoch = epoch
+            self.epoch = epoch              # a new daemon (or the first): compare everything
             self.reconcile()
         else:
             self.catch_up()
@@ -523,9 +351,8 @@ class Engine:
             timeout = None
             if self.due is not None:
                 timeout = max(0.0, self.due - time.monotonic())
-            try:
-                m = self.conn.events.get(timeout=timeout)
-            except queue.Empty:
+            m = self.conn.next_push(timeout)     # raises Disconnected once the daemon is gone
+            if m is None:                       # the deadline passed
                 try:
                     if self.paused:
                         for p in sorted(set(self.pending) - self.held):
@@ -537,8 +364,6 @@ class Engine:
                 except ServerError as e:
                     log("unexpected answer:", e)
                 continue
-            if m is None:
-                raise Disconnected(self.conn.closed)
             try:
                 self.dispatch(m)
             except ServerError as e:      # the daemon refused something: log it, go on
@@ -547,7 +372,7 @@ class Engine:
     def dispatch(self, m):
         if m.kind == "CHANGED" and m.fields:
             what = m.opt("what")
-            self.note(m.fields[0], m.int("gen"), deep=what in ("create", "move"))
+            self.note(m.fields[0], m.opt_int("gen"), deep=what in ("create", "move"))
             if what == "move" and "from" in m.options and self.mirror.under(m.options["from"]):
                 self.note(m.options["from"], None)
         elif m.kind == "RESET-CHANGES":
@@ -680,7 +505,7 @@ class Engine:
             if e.deep and st is not None and stat.S_ISDIR(st.st_mode):
                 del todo[p]
                 sets = []
-                clean, g = self.survey(Item(path=p, kind="dir", gen=e.gen), todo, sets)
+                clean, g = self.survey(sb.Item(p, kind="dir", gen=e.gen), todo, sets)
                 self.report_synced(sets + ([(p, g, True)] if clean else []))
         copies, deletes, replies = [], [], []
         for p in sorted(todo):
@@ -762,7 +587,7 @@ class Engine:
     def action(self, msg):
         """`* ACTION <id> [target=<path>] <path>... from=<client>`: fire and forget, so results
         show as states and in the log."""
-        action = msg.fields[0].decode("ascii", "replace")
+        action = msg.arg(0)
         paths = [p for p in msg.fields[1:] if self.mirror.under(p)]
         target = msg.options.get("target")
         if not paths and target and self.mirror.under(target):
@@ -860,18 +685,6 @@ class Engine:
             self.flush_pending()
 
 
-def socket_path(explicit):
-    """PROTOCOL.md "Transport": --socket, $SYNCBADGE_SOCKET, $XDG_RUNTIME_DIR, /tmp/syncbadge-$UID."""
-    if explicit:
-        return explicit
-    if os.environ.get("SYNCBADGE_SOCKET"):
-        return os.environ["SYNCBADGE_SOCKET"]
-    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
-    if runtime.startswith("/"):
-        return runtime + "/syncbadge/daemon.sock"
-    return "/tmp/syncbadge-%d/daemon.sock" % os.getuid()
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Mirror a SyncBadge root into a directory with rsync.")
     ap.add_argument("--socket", help="the daemon's socket (default: as PROTOCOL.md says)")
@@ -896,8 +709,9 @@ def main(argv=None):
     # for us and for the rsync we run.
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    logging.basicConfig(format="rsync-mirror: %(message)s")   # the package's warnings
     try:
-        Engine(args, Mirror(root, dest, state_dir), socket_path(args.socket)).run()
+        Engine(args, Mirror(root, dest, state_dir), sb.socket_path(args.socket)).run()
     except Fatal as e:
         log(e)
         return 1
