@@ -102,9 +102,10 @@ let package = Package(
         .testTarget(
             name: "SyncBadgeServerTests",
             dependencies: [
-                "SyncBadgeServer",
+                "SyncBadgeServer", "SyncBadgeCore", "SyncBadgeStore", "SyncBadgeWatcher",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),

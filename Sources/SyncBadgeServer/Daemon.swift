@@ -88,7 +88,7 @@ public final class Daemon {
         let loop = group.next()
         let statePath = Array(PathBytes.absolute(Array(config.stateDirectory.utf8), cwd: Array(FileManager.default.currentDirectoryPath.utf8)))
         let engine = try loop.submit {
-            NIOLoopBound(try Engine(loop: loop, store: store, storeThread: storeThread, badges: badges, privatePaths: [statePath], logger: logger), eventLoop: loop)
+            NIOLoopBound(try Engine(loop: loop, store: store, storeRunner: storeThread, badges: badges, privatePaths: [statePath], logger: logger), eventLoop: loop)
         }.wait()
         self.engine = engine
         // Before any socket: libinotifytools selects on its descriptor, which must stay below 1024.

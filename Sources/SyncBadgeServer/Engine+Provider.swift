@@ -102,7 +102,7 @@ extension Engine {
         var line = WireLine(req.tag)
         switch tree.set(path, set, identify: { p in
             stated.append(p)
-            return FileStat.lstat(p)?.identity
+            return files.lstat(p)?.identity
         }) {
         case .notFound:
             return fail("not-found", path)

@@ -146,7 +146,7 @@ extension Engine {
                 }
                 lines.append(tree.view(id, path: p).wireLine(head: req.tag))
             } else {
-                lines.append(ItemView.outsideLine(head: req.tag, path: p, kind: FileStat.lstat(p)?.kind ?? .gone))
+                lines.append(ItemView.outsideLine(head: req.tag, path: p, kind: files.lstat(p)?.kind ?? .gone))
             }
         }
         for l in lines { s.write(l) }

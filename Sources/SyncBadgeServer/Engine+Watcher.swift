@@ -75,7 +75,7 @@ extension Engine {
         // Only a synced entry with a recorded identity needs the file's current one; one still
         // settling changes whatever its identity says.
         let settled = id.map { settling[$0] == nil } ?? true
-        let identity = before?.state == .synced && before?.syncedIdentity != nil && settled ? FileStat.lstat(path)?.identity : nil
+        let identity = before?.state == .synced && before?.syncedIdentity != nil && settled ? files.lstat(path)?.identity : nil
         tree.localChange(path, kind: kind, identity: identity, subtree: subtree)
         guard let after = gen(of: path), after != before?.gen else { return }
         let created = before == nil || before?.kind == .gone

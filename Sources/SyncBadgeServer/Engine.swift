@@ -39,14 +39,15 @@ final class Engine {
 
     let loop: EventLoop
     let logger: Logger
-    let store: Store
+    let store: any StateStore
     /// The one thread that writes to the store.
-    let storeThread: NIOThreadPool
+    let storeRunner: any StoreRunner
+    let files: any FileInspector
     var badges: [Badge]
     let epoch: String
     /// Paths the daemon writes itself (its state directory): ignored inside any root.
     let privatePaths: [[UInt8]]
-    var watcher: Watcher?
+    var watcher: (any WatcherControl)?
 
     var tree: StateTree
     var roots: [RootInfo] = []
@@ -90,10 +91,12 @@ final class Engine {
     /// they are and survive the restart).
     var shuttingDown = false
 
-    init(loop: EventLoop, store: Store, storeThread: NIOThreadPool, badges: [Badge], privatePaths: [[UInt8]], logger: Logger) throws {
+    init(loop: EventLoop, store: any StateStore, storeRunner: any StoreRunner, files: any FileInspector = DiskFiles(),
+         badges: [Badge], privatePaths: [[UInt8]], logger: Logger) throws {
         self.loop = loop
         self.store = store
-        self.storeThread = storeThread
+        self.storeRunner = storeRunner
+        self.files = files
         self.badges = badges
         self.privatePaths = privatePaths
         self.logger = logger
@@ -103,7 +106,7 @@ final class Engine {
 
     /// Runs store I/O on the store thread; the result comes back on the event loop.
     func storeWork<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
-        storeThread.runIfActive(eventLoop: loop, body)
+        storeRunner.run(on: loop, body)
     }
 
     func makeSessionID() -> Int {

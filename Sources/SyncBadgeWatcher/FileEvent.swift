@@ -20,6 +20,13 @@ public struct RootScan: Sendable {
     public var watches: Int
     /// Set when not every directory could be watched (e.g. `watch-limit`).
     public var degraded: String?
+
+    public init(scan: ScanTree, ignoreFile: [UInt8]? = nil, watches: Int, degraded: String? = nil) {
+        self.scan = scan
+        self.ignoreFile = ignoreFile
+        self.watches = watches
+        self.degraded = degraded
+    }
 }
 
 /// What the watcher tells the state tree, in the order the kernel reported it.

@@ -1,0 +1,56 @@
+import NIOCore
+import NIOPosix
+import SyncBadgeCore
+import SyncBadgeStore
+import SyncBadgeWatcher
+
+// The engine's edges, each behind a small protocol: the daemon passes the real ones, and
+// EngineTests drive the engine on an EmbeddedEventLoop with fakes, with no thread, socket,
+// inotify or database.
+
+/// What the engine asks of the watcher thread.
+protocol WatcherControl: AnyObject, Sendable {
+    func addRoot(_ path: [UInt8], token: UInt64, identities: Bool)
+    func removeRoot(_ path: [UInt8])
+    /// Answered by a `.barrier(token:)` message once every event queued before it was sent.
+    func barrier(token: UInt64)
+    func watches(of root: [UInt8]) -> Int
+    var totalWatches: Int { get }
+    var events: Int { get }
+}
+
+extension Watcher: WatcherControl {}
+
+/// The persistent store as the engine uses it.
+protocol StateStore: Sendable {
+    func roots() throws -> [StoredRoot]
+    func entries(root: [UInt8]) throws -> [(relativePath: [UInt8], record: EntryRecord)]
+    func addRoot(_ root: StoredRoot) throws
+    func removeRoot(_ path: [UInt8]) throws
+    func lastGen() throws -> UInt64
+    /// One transaction holding every batch, in order.
+    func commit(_ batches: [StoreChanges]) throws
+}
+
+extension Store: StateStore {}
+
+/// Runs store I/O off the event loop; the result comes back on `loop`.
+protocol StoreRunner: Sendable {
+    func run<T: Sendable>(on loop: EventLoop, _ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T>
+}
+
+extension NIOThreadPool: StoreRunner {
+    func run<T: Sendable>(on loop: EventLoop, _ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
+        runIfActive(eventLoop: loop, body)
+    }
+}
+
+/// What a path is on disk (lstat): its kind, and the identity recorded when it is synced.
+protocol FileInspector: Sendable {
+    func lstat(_ path: [UInt8]) -> (kind: EntryKind, identity: FileIdentity)?
+}
+
+/// The file system itself.
+struct DiskFiles: FileInspector {
+    func lstat(_ path: [UInt8]) -> (kind: EntryKind, identity: FileIdentity)? { FileStat.lstat(path) }
+}

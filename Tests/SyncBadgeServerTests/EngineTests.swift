@@ -1,0 +1,126 @@
+import NIOCore
+import NIOEmbedded
+import Testing
+import SyncBadgeCore
+import SyncBadgeWatcher
+@testable import SyncBadgeServer
+
+/// The engine as a whole, on an EmbeddedEventLoop with fakes (Support/EngineHarness.swift):
+/// the paths that only floods, full disks and crashes reach in the end-to-end suite.
+@Suite struct EngineTests {
+    @Test func aSlowReaderMissesPushesAndGetsOneResetPerDirectory() throws {
+        let h = try EngineHarness()
+        try h.addRoot(files: ["a", "b"])
+        let viewer = try h.connect()
+        #expect(try viewer.request("OBSERVE /r").last == "OK count=2")
+        viewer.channel.isWritable = false
+        h.engine.apply([.changed(path: Array("/r/a".utf8), kind: .file, what: .modify),
+                        .changed(path: Array("/r/b".utf8), kind: .file, what: .modify)])
+        #expect(viewer.pushes() == [])
+        h.engine.apply([.changed(path: Array("/r/c".utf8), kind: .file, what: .create)])
+        #expect(viewer.pushes() == [])
+        // It reads again: the root's latest state and one RESET for the directory, not the
+        // backlog.
+        viewer.channel.isWritable = true
+        viewer.channel.pipeline.fireChannelWritabilityChanged()
+        #expect(viewer.pushes() == ["ROOT /r pending watches=1", "RESET /r"])
+        // And pushes flow again.
+        h.engine.apply([.changed(path: Array("/r/a".utf8), kind: .file, what: .attrib)])
+        h.engine.apply([.deleted(path: Array("/r/b".utf8), wasDirectory: false)])
+        #expect(viewer.pushes().contains("GONE /r/b"))
+    }
+
+    @Test func anOverflowRescanResetsObserversAndChangeFeeds() throws {
+        let h = try EngineHarness()
+        try h.addRoot(files: ["a"])
+        let viewer = try h.connect()
+        _ = try viewer.request("OBSERVE /r")
+        let provider = try h.connect(role: "provider")
+        #expect(try provider.request("SUBSCRIBE-CHANGES /r") == ["OK"])
+        var scan = ScanTree()
+        scan.append(parent: -1, name: Array("a".utf8), kind: .file)
+        scan.append(parent: -1, name: Array("new".utf8), kind: .file)
+        h.engine.apply([.overflow, .rootRescanned(root: Array("/r".utf8), scan: RootScan(scan: scan, ignoreFile: nil, watches: 1, degraded: nil))])
+        let pushes = viewer.pushes()
+        #expect(pushes.contains("RESET /r"))
+        #expect(pushes.contains { $0.hasPrefix("ITEM /r/new pending") })
+        #expect(provider.pushes().contains("RESET-CHANGES /r"))
+    }
+
+    /// A full disk: the SET is not acknowledged, the batch is kept and written again by a timer
+    /// with backoff, and goes through once the disk takes it; nothing is lost.
+    @Test func aFailedCommitIsRetriedWithBackoffUntilItSucceeds() throws {
+        let h = try EngineHarness()
+        try h.addRoot(files: ["a", "b"])
+        let provider = try h.connect(role: "provider")
+        h.store.state.withLock { $0.failing = true }
+        let tag = provider.send("SET synced /r/a")
+        h.passBarriers()
+        let failed = provider.answer(tag)
+        #expect(failed.count == 1 && failed[0].hasPrefix("ERR internal"))
+        let firstFailures = h.store.state.withLock { $0.failedCommits }
+        #expect(firstFailures >= 1)
+        // The timer tries again (250 ms, then twice as long each time), while it still fails.
+        h.loop.advanceTime(by: .milliseconds(250))
+        #expect(h.store.state.withLock { $0.failedCommits } == firstFailures + 1)
+        h.loop.advanceTime(by: .milliseconds(250))
+        #expect(h.store.state.withLock { $0.failedCommits } == firstFailures + 1)  // backing off
+        h.loop.advanceTime(by: .milliseconds(250))
+        #expect(h.store.state.withLock { $0.failedCommits } == firstFailures + 2)
+        // The disk takes writes again: the kept batch goes first, and new SETs are answered OK.
+        h.store.state.withLock { $0.failing = false }
+        h.loop.advanceTime(by: .seconds(1))
+        #expect(h.store.state.withLock { $0.committedBatches } >= 1)
+        let ok = provider.send("SET synced /r/b")
+        h.passBarriers()
+        #expect(provider.answer(ok).first?.hasPrefix("OK gen=") == true)
+        // The state of the failed SET was applied all along, and is now stored.
+        let viewer = try h.connect()
+        #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a synced") == true)
+    }
+
+    @Test func aDepartedProvidersSyncingIsReleasedAndItsClaimGoes() throws {
+        let h = try EngineHarness()
+        try h.addRoot(files: ["a", "b"])
+        let viewer = try h.connect()
+        _ = try viewer.request("OBSERVE /r")
+        let provider = try h.connect(role: "provider", name: "engine")
+        #expect(try provider.request("CLAIM /r") == ["OK"])
+        let t1 = provider.send("SET syncing /r/a progress=50")
+        let t2 = provider.send("SET error /r/b message=nope")
+        h.passBarriers()
+        #expect(provider.answer(t1).first?.hasPrefix("OK") == true && provider.answer(t2).first?.hasPrefix("OK") == true)
+        _ = viewer.pushes()
+        provider.close()
+        let pushes = viewer.pushes()
+        #expect(pushes.contains { $0.hasPrefix("ITEM /r/a pending badge=pending") && $0.contains("message=engine%20stopped") && !$0.contains("progress=") })
+        #expect(pushes.contains { $0.hasPrefix("ROOT /r") && !$0.contains("provider=") })
+        #expect(try viewer.request("STATUS /r/b").first?.hasPrefix("ITEM /r/b error") == true)
+    }
+
+    @Test func aVanishedRootTurnsErrorAndSaysWhy() throws {
+        let h = try EngineHarness()
+        try h.addRoot(files: ["a"])
+        let viewer = try h.connect()
+        h.engine.apply([.rootVanished(root: Array("/r".utf8), reason: "unmounted")])
+        let root = viewer.pushes().first { $0.hasPrefix("ROOT /r ") }
+        #expect(root?.hasPrefix("ROOT /r error") == true && root?.contains("message=the%20root%20directory%20was%20unmounted") == true)
+        #expect(try viewer.request("STATUS /r").first?.hasPrefix("ITEM /r error") == true)
+        // Its entries keep what they had.
+        #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a unknown") == true)
+    }
+
+    @Test func theDaemonsShutdownReleasesNothing() throws {
+        let h = try EngineHarness()
+        try h.addRoot(files: ["a"])
+        let provider = try h.connect(role: "provider")
+        let t = provider.send("SET syncing /r/a")
+        h.passBarriers()
+        #expect(provider.answer(t).first?.hasPrefix("OK") == true)
+        h.engine.shutdown()
+        #expect(provider.lines().contains("* BYE shutdown"))
+        provider.close()
+        let viewer = try h.connect()
+        #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a syncing") == true)
+    }
+}
