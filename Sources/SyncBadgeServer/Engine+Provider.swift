@@ -10,32 +10,16 @@ import SyncBadgeWatcher
 extension Engine {
     // MARK: SET
 
-    /// Queues `SET`s behind a watcher barrier: every event already queued in the kernel is
-    /// applied first, so a user's write that landed before the `SET` bumps the gen and the
-    /// `SET` comes back stale. Returns false: the answers come after the commit.
+    /// Queues `SET`s behind a watcher barrier (SetPipeline). Returns false: the answers come
+    /// after the commit.
     func handleSets(_ reqs: [WireRequest], from s: Session) -> Bool {
-        setsWaiting.append((s, reqs))
-        if barrierOutstanding == nil { requestSetBarrier() }
+        if let token = sets.arrived((s, reqs)) { watcher?.barrier(token: token) }
         return false
     }
 
-    func requestSetBarrier() {
-        guard !setsWaiting.isEmpty, let watcher else { return }
-        let token = nextToken
-        nextToken += 1
-        barrierOutstanding = token
-        setsAtBarrier = setsWaiting
-        setsWaiting = []
-        watcher.barrier(token: token)
-    }
-
-    /// The barrier came back: apply the `SET`s in order, commit once, then answer.
+    /// A barrier came back: when it is the SETs', apply them in order, commit once, then answer.
     func barrierReached(_ token: UInt64) {
-        if !settling.isEmpty { settling = settling.filter { $0.value > token } }
-        guard token == barrierOutstanding else { return }
-        barrierOutstanding = nil
-        let groups = setsAtBarrier
-        setsAtBarrier = []
+        guard let (groups, next) = sets.barrierReached(token) else { return }
         var answers: [(Session, [(tag: String, line: WireLine, ok: Bool)])] = []
         var stated: [[UInt8]] = []
         for (s, reqs) in groups {
@@ -44,15 +28,7 @@ extension Engine {
                 return (req.tag, line, ok)
             }))
         }
-        if !stated.isEmpty, let watcher {
-            // A write that landed between the barrier and the stat is already in the identity
-            // just recorded, while its event is still queued: until one more barrier comes
-            // back, any event for these files makes them pending, whatever their identity.
-            let settled = nextToken
-            nextToken += 1
-            for p in stated { if let id = tree.find(p) { settling[id] = settled } }
-            watcher.barrier(token: settled)
-        }
+        if let settled = sets.settle(stated.compactMap { tree.find($0) }) { watcher?.barrier(token: settled) }
         scheduleCommit { result in
             for (s, lines) in answers where s.isActive {
                 for (tag, line, ok) in lines {
@@ -66,7 +42,7 @@ extension Engine {
                 s.resume()
             }
         }
-        requestSetBarrier()
+        if let next { watcher?.barrier(token: next) }
     }
 
     /// Applies one `SET`; its answer line, and whether it is an `OK`.
@@ -153,50 +129,33 @@ extension Engine {
 
     /// Writes what changed in one transaction. `done` runs after the commit that holds every
     /// change made so far; changes made while a commit is in flight wait for the next one.
-    /// A failed transaction (a full disk) is kept and written again first with the next one,
-    /// which a timer with backoff tries until the disk takes it.
+    /// A failed transaction is kept and written again (SetPipeline).
     func scheduleCommit(_ done: ((Result<Void, Error>) -> Void)? = nil) {
-        if let done { nextCommitWaiters.append(done) }
-        guard !commitInFlight, rootRowsPending == 0, tree.hasStoreChanges || !nextCommitWaiters.isEmpty || !unstored.isEmpty else { return }
-        let fresh = tree.drainStoreChanges()
-        let batches = unstored + (fresh.isEmpty ? [] : [fresh])
-        let waiters = nextCommitWaiters
-        nextCommitWaiters = []
-        commitInFlight = true
-        if !batches.isEmpty { commits += 1 }
+        guard sets.commitWanted(done, hasChanges: tree.hasStoreChanges) else { return }
+        let (batches, waiters) = sets.begin(fresh: tree.drainStoreChanges())
         let store = self.store
         storeWork {
             if !batches.isEmpty { try store.commit(batches) }
         }.assumeIsolated().whenComplete { result in
-            self.commitInFlight = false
-            switch result {
-            case .success:
-                if !self.unstored.isEmpty { self.logger.notice("the store takes writes again") }
-                self.unstored = []
-                self.commitRetryDelay = Self.firstCommitRetry
-            case .failure(let e):
-                if self.unstored.isEmpty {
-                    self.logger.error("cannot store states; retrying with backoff", metadata: ["error": "\(e)"])
-                }
-                self.unstored = batches
-                self.retryCommitLater()
+            let (next, health) = self.sets.finished(batches, succeeded: (try? result.get()) != nil)
+            switch health {
+            case .recovered: self.logger.notice("the store takes writes again")
+            case .failing:
+                if case .failure(let e) = result { self.logger.error("cannot store states; retrying with backoff", metadata: ["error": "\(e)"]) }
+            case .unchanged: break
             }
             for w in waiters { w(result) }
             self.flushDirty()
-            // After a failure only the timer retries: a full disk is not hammered per event.
-            if self.commitRetry == nil { self.scheduleCommit() }
-        }
-    }
-
-    static let firstCommitRetry = TimeAmount.milliseconds(250)
-
-    func retryCommitLater() {
-        guard commitRetry == nil else { return }
-        let delay = commitRetryDelay
-        commitRetryDelay = min(commitRetryDelay * 2, .seconds(30))
-        commitRetry = loop.assumeIsolated().scheduleTask(in: delay) {
-            self.commitRetry = nil
-            self.scheduleCommit()
+            switch next {
+            case .commitAgain: self.scheduleCommit()
+            case .retry(let delay):
+                self.commitRetry = self.loop.assumeIsolated().scheduleTask(in: delay) {
+                    self.commitRetry = nil
+                    self.sets.retryFired()
+                    self.scheduleCommit()
+                }
+            case .waitForRetry: break
+            }
         }
     }
 

@@ -113,7 +113,7 @@ extension Engine {
             ("items", tree.liveCount),
             ("watches", watcher?.totalWatches ?? 0),
             ("events", watcher?.events ?? 0),
-            ("commits", commits),
+            ("commits", sets.commits),
             ("observations", observerIndex.count),
             ("tombstones", tree.tombstoneCount),
             ("rss-bytes", Self.residentBytes()),
@@ -248,11 +248,11 @@ extension Engine {
             let store = self.store
             // The root row first; its entries follow with the next group commit, once the
             // answer is out.
-            rootRowsPending += 1
+            sets.rootRowStarted()
             storeWork {
                 try store.addRoot(stored)
             }.assumeIsolated().whenComplete { result in
-                self.rootRowsPending -= 1
+                self.sets.rootRowStored()
                 self.pushRoot(path)
                 if let s = pending.session, s.isActive {
                     switch result {

@@ -74,7 +74,7 @@ extension Engine {
         let before = id.map { tree.record($0) }
         // Only a synced entry with a recorded identity needs the file's current one; one still
         // settling changes whatever its identity says.
-        let settled = id.map { settling[$0] == nil } ?? true
+        let settled = id.map { !sets.isSettling($0) } ?? true
         let identity = before?.state == .synced && before?.syncedIdentity != nil && settled ? files.lstat(path)?.identity : nil
         tree.localChange(path, kind: kind, identity: identity, subtree: subtree)
         guard let after = gen(of: path), after != before?.gen else { return }

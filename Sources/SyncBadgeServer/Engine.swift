@@ -61,27 +61,9 @@ final class Engine {
     var claims: [[UInt8]: Session] = [:]
     /// Root path → connections subscribed to its change feed.
     var changeSubscribers: [[UInt8]: [Int: Session]] = [:]
-    /// `SET`s waiting for the next watcher barrier, and those whose barrier is out.
-    var setsWaiting: [(Session, [WireRequest])] = []
-    var setsAtBarrier: [(Session, [WireRequest])] = []
-    var barrierOutstanding: UInt64?
-    /// Files just set `synced` → the barrier that ends their settling window (see
-    /// `barrierReached`).
-    var settling: [StateTree.NodeID: UInt64] = [:]
-    /// Group commit: one store transaction in flight; callbacks for the next one.
-    var commitInFlight = false
-    /// New roots whose row is being stored: their `OK` goes first, and no group commit starts
-    /// until it went (the drain of 110,000 new entries alone takes 170 ms). Every commit waits,
-    /// SETs' too, but only for the root row's write: a few milliseconds, or the commit already
-    /// on the store thread, which a SET would have waited for anyway.
-    var rootRowsPending = 0
-    var nextCommitWaiters: [(Result<Void, Error>) -> Void] = []
-    /// Store transactions since start (`STAT commits`): shows that SETs share commits.
-    var commits = 0
-    /// Batches a failed transaction held, written again first; the timer that retries them.
-    var unstored: [StoreChanges] = []
+    /// SETs behind their barrier, settling files, and the group commit (SetPipeline).
+    var sets = SetPipeline<(Session, [WireRequest]), (Result<Void, Error>) -> Void>()
     var commitRetry: Scheduled<Void>?
-    var commitRetryDelay = Engine.firstCommitRetry
     /// Who set each path `syncing` (a session id): a provider's `syncing` is released when its
     /// connection closes. Entries whose path left `syncing` go when their session closes, or
     /// when the table has doubled since it was last pruned.
