@@ -152,7 +152,7 @@ extension Engine {
         guard let sel = selection(req, s, fieldsFrom: 1) else { return }
         let states = sel.nodes.map { tree.reportedState($0) }
         var items: [MenuItem] = []
-        if let provider = claims[sel.root] {
+        if let provider = roots.claimant(of: sel.root) {
             items = (provider.menus[kind] ?? []).filter { $0.matches(states.map(\.name)) }
         }
         if kind == "items" && !sel.nodes.isEmpty {
@@ -165,7 +165,7 @@ extension Engine {
     /// Whether the root's `.syncbadgeignore` (not the built-in patterns) ignores the entry or
     /// one of its ancestors.
     func ignoredByFile(_ id: StateTree.NodeID, root: [UInt8]) -> Bool {
-        guard let file = roots.first(where: { $0.path == root })?.ignoreFile else { return false }
+        guard let file = roots[root]?.ignoreFile else { return false }
         let rules = IgnoreRules(fileContents: file, defaults: false)
         let rel = PathBytes.relativeComponents(tree.path(id), under: root) ?? []
         for n in 1...max(1, rel.count) where n <= rel.count {
@@ -207,7 +207,7 @@ extension Engine {
         case BuiltinMenu.ignore, BuiltinMenu.unignore:
             editIgnoreFile(req, s, sel, ignore: actionID == BuiltinMenu.ignore)
         default:
-            guard let provider = claims[sel.root], provider.isActive else {
+            guard let provider = roots.claimant(of: sel.root), provider.isActive else {
                 s.error(req.tag, "no-provider", message: Array("no sync engine has claimed \(PathBytes.display(sel.root))".utf8))
                 return
             }
@@ -231,7 +231,7 @@ extension Engine {
     /// The built-in Ignore / Stop ignoring: edit the root's ignore file; the watcher sees the
     /// edit and the rules apply as for any other edit.
     func editIgnoreFile(_ req: WireRequest, _ s: Session, _ sel: Selection, ignore: Bool) {
-        guard let i = rootInfoIndex(sel.root) else { return }
+        guard let root = roots[sel.root] else { return }
         let rels = sel.nodes.compactMap { n -> [UInt8]? in
             let r = tree.relativePath(n)
             return r.isEmpty ? nil : r
@@ -240,8 +240,8 @@ extension Engine {
             s.error(req.tag, "bad-request", message: Array("a root cannot ignore itself".utf8))
             return
         }
-        let current = roots[i].ignoreFile ?? []
-        let defaults = roots[i].ignoreDefaults
+        let current = root.ignoreFile ?? []
+        let defaults = root.ignoreDefaults
         let kinds = Dictionary(uniqueKeysWithValues: zip(rels, sel.nodes.map { tree.record($0).kind }))
         let updated = ignore
             ? IgnoreFileEdit.ignore(current, paths: rels)
@@ -254,7 +254,7 @@ extension Engine {
             s.error(req.tag, "internal", message: Array("cannot write \(PathBytes.display(file)): \(err)".utf8))
             return
         }
-        roots[i].ignoreFile = updated
+        _ = roots.ignoreFileChanged(sel.root, contents: updated)
         s.ok(req.tag)
     }
 

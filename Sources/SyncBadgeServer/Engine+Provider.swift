@@ -159,19 +159,6 @@ extension Engine {
         }
     }
 
-    // MARK: Roots for providers
-
-    /// The root at exactly `path`, or nil with the error sent (`not-found` under a root,
-    /// `outside` under none).
-    func exactRoot(_ req: WireRequest, _ s: Session) -> [UInt8]? {
-        guard let p = paths(req, s)?.first else { return nil }
-        guard tree.root(at: p) != nil, rootInfoIndex(p) != nil else {
-            s.error(req.tag, tree.root(containing: p) != nil ? "not-found" : "outside", message: p)
-            return nil
-        }
-        return p
-    }
-
     func changes(_ req: WireRequest, _ s: Session) {
         guard let root = exactRoot(req, s), let node = tree.root(at: root)?.node else { return }
         for id in tree.pendingPaths(under: node) {
@@ -185,17 +172,6 @@ extension Engine {
         s.subscriptions.insert(root)
         changeSubscribers[root, default: [:]][s.id] = s
         s.ok(req.tag)
-    }
-
-    func claim(_ req: WireRequest, _ s: Session) {
-        guard let root = exactRoot(req, s) else { return }
-        if let owner = claims[root], owner !== s {
-            s.error(req.tag, "busy", message: Array("claimed by \(owner.name)".utf8))
-            return
-        }
-        claims[root] = s
-        s.ok(req.tag)
-        pushRoot(root)
     }
 
     // MARK: Change feed

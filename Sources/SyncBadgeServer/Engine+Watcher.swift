@@ -31,14 +31,7 @@ extension Engine {
                     localChange(to, kind: kind, what: "create")
                 }
             case .ignoreFileChanged(let root, let contents):
-                if let i = rootInfoIndex(root), !roots[i].scanning {
-                    roots[i].ignoreFile = contents
-                    let info = roots[i]
-                    let unignored = tree.setRules(root: root, rules: rules(for: root, file: contents, defaults: info.ignoreDefaults))
-                    for id in unignored where tree.record(id).kind != .gone {
-                        emitChanged(tree.path(id), what: "create")
-                    }
-                }
+                ignoreFileChanged(root, contents)
             case .rootAdded(let root, let token, let result):
                 rootAdded(root, token: token, result: result)
             case .rootRescanned(let root, let scan):
@@ -46,12 +39,7 @@ extension Engine {
             case .rootRefreshed(let root, let scan):
                 rootRefreshed(root, scan)
             case .rootVanished(let root, let reason):
-                if let i = rootInfoIndex(root) {
-                    let message = "the root directory was \(reason); it is watched again when it comes back"
-                    roots[i].error = message
-                    tree.setRootError(root, message: "\(PathBytes.display(root)): \(message)")
-                    pushRoot(root)
-                }
+                rootVanished(root, reason: reason)
             case .barrier(let token):
                 barrierReached(token)
             case .overflow:
@@ -80,49 +68,5 @@ extension Engine {
         guard let after = gen(of: path), after != before?.gen else { return }
         let created = before == nil || before?.kind == .gone
         emitChanged(path, what: created ? "create" : what)
-    }
-
-    /// After lost events: make the root match the scan, then tell every observer of a directory
-    /// in it to list again, and every change subscriber to ask for `CHANGES` again.
-    func rootRescanned(_ root: [UInt8], _ scan: RootScan) {
-        guard let i = rootInfoIndex(root), !roots[i].scanning else { return }
-        reconcile(i, scan)
-        publishChanges()
-        for node in observerIndex.observedNodes where tree.record(node).kind == .dir {
-            guard let sessions = observerIndex.observers(of: node) else { continue }
-            let p = tree.path(node)
-            guard PathBytes.relativeComponents(p, under: root) != nil else { continue }
-            for s in sessions.values {
-                writeReset(node, to: s)
-                markDirty(s)
-            }
-        }
-        resetChanges(root)
-    }
-
-    /// A fresh scan with nothing lost elsewhere (a periodic rescan of a root over the watch
-    /// limit, or a root that came back): what differs is pushed like any change, and the change
-    /// feed is reset only when something did.
-    func rootRefreshed(_ root: [UInt8], _ scan: RootScan) {
-        guard let i = rootInfoIndex(root), !roots[i].scanning else { return }
-        let before = tree.lastGen
-        if roots[i].error != nil {
-            roots[i].error = nil
-            tree.clearRootError(root)
-        }
-        let wasDegraded = roots[i].degraded
-        reconcile(i, scan)
-        if tree.lastGen != before { resetChanges(root) }
-        if tree.lastGen != before || wasDegraded != scan.degraded { pushRoot(root) }
-    }
-
-    /// Makes root `i` match a fresh scan: its ignore file, its rules, its entries, whether it is
-    /// fully watched.
-    func reconcile(_ i: Int, _ scan: RootScan) {
-        let root = roots[i].path
-        roots[i].ignoreFile = scan.ignoreFile
-        tree.setRules(root: root, rules: rules(for: root, file: scan.ignoreFile, defaults: roots[i].ignoreDefaults))
-        tree.reconcile(root: root, scan: scan.scan)
-        roots[i].degraded = scan.degraded
     }
 }

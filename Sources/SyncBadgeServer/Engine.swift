@@ -15,24 +15,6 @@ import SyncBadgeWatcher
 /// delivered before it. Slow work (scans, database writes) runs elsewhere and comes back
 /// to this loop.
 final class Engine {
-    struct RootInfo {
-        var path: [UInt8]
-        var scanning: Bool
-        var degraded: String?
-        var error: String?
-        var ignoreDefaults: Bool
-        /// The contents of `<root>/.syncbadgeignore` as last read.
-        var ignoreFile: [UInt8]?
-    }
-
-    struct PendingAdd {
-        /// Nil for roots reloaded at start.
-        var session: Session?
-        var tag: String
-        /// Reloaded with stored entries: the scan reconciles instead of filling.
-        var restored = false
-    }
-
     static let serverName = "syncbadge/0.1.0"
     /// Protocol 1.0's, then 1.1's (PROTOCOL.md, "Capabilities of version 1.1").
     static let capabilities = "observe,menus,changes,observe-nolist,roots-optout,badge-push,provider-address"
@@ -50,15 +32,12 @@ final class Engine {
     var watcher: (any WatcherControl)?
 
     var tree: StateTree
-    var roots: [RootInfo] = []
-    var pendingAdds: [UInt64: PendingAdd] = [:]
-    var nextToken: UInt64 = 1
+    /// The roots, their scans and claims (RootRegistry).
+    var roots = RootRegistry<Session>()
     var sessions: [Int: Session] = [:]
     var nextSessionID = 1
     var observerIndex = ObserverIndex<Session>()
     var dirty: [Int: Session] = [:]
-    /// Root path → the provider connection that claimed it.
-    var claims: [[UInt8]: Session] = [:]
     /// Root path → connections subscribed to its change feed.
     var changeSubscribers: [[UInt8]: [Int: Session]] = [:]
     /// SETs behind their barrier, settling files, and the group commit (SetPipeline).
@@ -96,65 +75,6 @@ final class Engine {
         return nextSessionID
     }
 
-    // MARK: Roots
-
-    func rootInfoIndex(_ path: [UInt8]) -> Int? {
-        roots.firstIndex { $0.path == path }
-    }
-
-    /// Starts watching stored roots after a restart; they answer with `scanning=1` meanwhile.
-    func loadStoredRoots() throws {
-        for stored in try store.roots() {
-            let entries = try store.entries(root: stored.path)
-            logger.info("loaded stored states", metadata: ["root": "\(PathBytes.display(stored.path))", "entries": "\(entries.count)"])
-            beginRoot(stored.path, ignoreDefaults: stored.ignoreDefaults,
-                      pending: PendingAdd(session: nil, tag: "", restored: !entries.isEmpty), entries: entries)
-        }
-    }
-
-    /// Registers a root as `scanning=1` and asks the watcher to watch and scan it. A root
-    /// reloaded at start shows its stored entries until the scan reaches them.
-    func beginRoot(_ path: [UInt8], ignoreDefaults: Bool, pending: PendingAdd,
-                   entries: [(relativePath: [UInt8], record: EntryRecord)] = []) {
-        roots.append(RootInfo(path: path, scanning: true, ignoreDefaults: ignoreDefaults))
-        let rules = rules(for: path, file: nil, defaults: ignoreDefaults)
-        if pending.restored {
-            tree.restoreRoot(path: path, entries: entries, rules: rules)
-        } else {
-            tree.addRoot(path: path, scan: ScanTree(), rules: rules)
-        }
-        // Announce before the watcher starts, so the announcement shows no watches yet.
-        pushRoot(path)
-        let token = nextToken
-        nextToken += 1
-        pendingAdds[token] = pending
-        watcher?.addRoot(path, token: token, identities: pending.session == nil)
-    }
-
-    func rules(for root: [UInt8], file: [UInt8]?, defaults: Bool) -> IgnoreRules {
-        var rules = IgnoreRules(fileContents: file, defaults: defaults)
-        for p in privatePaths {
-            if let rel = PathBytes.relativeComponents(p, under: root), !rel.isEmpty {
-                rules.ignoreExactly(rel.map(Array.init))
-            }
-        }
-        return rules
-    }
-
-    func rootLine(_ head: String, _ info: RootInfo) -> WireLine {
-        var line = WireLine(head)
-        line.word("ROOT")
-        line.field(info.path)
-        let state: SyncState = info.error != nil ? .error : tree.root(at: info.path).map { tree.reportedState($0.node) } ?? .unknown
-        line.word(state.name)
-        if let provider = claims[info.path] { line.option("provider", provider.name) }
-        line.word("watches=\(watcher?.watches(of: info.path) ?? 0)")
-        if info.scanning { line.word("scanning=1") }
-        if let d = info.degraded { line.option("degraded", d) }
-        if let e = info.error { line.option("message", e) }
-        return line
-    }
-
     // MARK: Sessions and pushes
 
     func sessionOpened(_ s: Session) {
@@ -165,18 +85,12 @@ final class Engine {
         sessions.removeValue(forKey: s.id)
         dirty.removeValue(forKey: s.id)
         observerIndex.closed(s.id)
-        for (token, p) in pendingAdds where p.session === s {
-            pendingAdds[token]?.session = nil
-        }
         for root in s.subscriptions {
             changeSubscribers[root]?.removeValue(forKey: s.id)
             if changeSubscribers[root]?.isEmpty == true { changeSubscribers.removeValue(forKey: root) }
         }
         // A provider's claims go with it; the states it set stay, but for `syncing`.
-        for (root, owner) in claims where owner === s {
-            claims.removeValue(forKey: root)
-            pushRoot(root)
-        }
+        for root in roots.closed(s) { pushRoot(root) }
         releaseSyncing(of: s)
         flushDirty()
     }
@@ -188,28 +102,6 @@ final class Engine {
     func flushDirty() {
         for s in dirty.values { s.flush() }
         dirty.removeAll(keepingCapacity: true)
-    }
-
-    /// `* ROOT ...` to every client past `HELLO`.
-    func pushRoot(_ path: [UInt8]) {
-        guard let info = roots.first(where: { $0.path == path }) else { return }
-        let line = rootLine("*", info)
-        for s in sessions.values where s.role != nil { s.push(line, .root(path)) }
-    }
-
-    func pushRootRemoved(_ path: [UInt8]) {
-        let line = currentRootLine(path)
-        for s in sessions.values where s.role != nil { s.push(line, .root(path)) }
-    }
-
-    /// `* ROOT` as the root is now: its state, or `removed` once it is no root any more.
-    func currentRootLine(_ path: [UInt8]) -> WireLine {
-        if let info = roots.first(where: { $0.path == path }) { return rootLine("*", info) }
-        var line = WireLine("*")
-        line.word("ROOT")
-        line.field(path)
-        line.word("removed")
-        return line
     }
 
     func writeReset(_ node: StateTree.NodeID, to s: Session) {

@@ -1,0 +1,293 @@
+import NIOCore
+import SyncBadgeCore
+import SyncBadgeStore
+import SyncBadgeWatcher
+
+/// Roots, from `ADD-ROOT` to `REMOVE-ROOT`: registering and scanning, reloading at start,
+/// vanishing and coming back, rescans after lost events, their ignore files, claims, and their
+/// `ROOT` lines. RootRegistry keeps each root's own state; the tree its entries.
+extension Engine {
+    // MARK: Registering
+
+    /// Starts watching stored roots after a restart; they answer with `scanning=1` meanwhile.
+    func loadStoredRoots() throws {
+        for stored in try store.roots() {
+            let entries = try store.entries(root: stored.path)
+            logger.info("loaded stored states", metadata: ["root": "\(PathBytes.display(stored.path))", "entries": "\(entries.count)"])
+            beginRoot(stored.path, ignoreDefaults: stored.ignoreDefaults,
+                      scan: .init(client: nil, tag: "", restored: !entries.isEmpty), entries: entries)
+        }
+    }
+
+    /// Registers a root as `scanning=1` and asks the watcher to watch and scan it. A root
+    /// reloaded at start shows its stored entries until the scan reaches them.
+    func beginRoot(_ path: [UInt8], ignoreDefaults: Bool, scan: RootRegistry<Session>.Scan,
+                   entries: [(relativePath: [UInt8], record: EntryRecord)] = []) {
+        let token = roots.begin(path, ignoreDefaults: ignoreDefaults, scan: scan)
+        let rules = rules(for: path, file: nil, defaults: ignoreDefaults)
+        if scan.restored {
+            tree.restoreRoot(path: path, entries: entries, rules: rules)
+        } else {
+            tree.addRoot(path: path, scan: ScanTree(), rules: rules)
+        }
+        // Announce before the watcher starts, so the announcement shows no watches yet.
+        pushRoot(path)
+        watcher?.addRoot(path, token: token, identities: scan.client == nil)
+    }
+
+    func rules(for root: [UInt8], file: [UInt8]?, defaults: Bool) -> IgnoreRules {
+        var rules = IgnoreRules(fileContents: file, defaults: defaults)
+        for p in privatePaths {
+            if let rel = PathBytes.relativeComponents(p, under: root), !rel.isEmpty {
+                rules.ignoreExactly(rel.map(Array.init))
+            }
+        }
+        return rules
+    }
+
+    func addRoot(_ req: WireRequest, _ s: Session) -> Bool {
+        guard let p = paths(req, s)?.first else { return true }
+        switch roots.check(adding: p, privatePaths: privatePaths) {
+        case .alreadyARoot:
+            s.ok(req.tag)
+            return true
+        case .busy(let why):
+            s.error(req.tag, "busy", message: Array(why.utf8))
+            return true
+        case .add:
+            beginRoot(p, ignoreDefaults: req.option("ignore-defaults") != "0", scan: .init(client: s, tag: req.tag, restored: false))
+            flushDirty()
+            return false
+        }
+    }
+
+    /// The watcher's answer to a root being added (by `ADD-ROOT` or at start).
+    func rootAdded(_ path: [UInt8], token: UInt64, result: Result<RootScan, RootError>) {
+        guard let pending = roots.scanAnswered(token, path: path), let ignoreDefaults = roots[path]?.ignoreDefaults else { return }
+        switch result {
+        case .success(let scan):
+            tree.setRules(root: path, rules: rules(for: path, file: scan.ignoreFile, defaults: ignoreDefaults))
+            if pending.restored {
+                // What changed while the daemon was down: new entries pending, vanished ones
+                // tombstoned, synced files whose identity changed pending.
+                tree.reconcile(root: path, scan: scan.scan)
+                resetChanges(path)
+            } else {
+                tree.fill(root: path, scan: scan.scan)
+            }
+            roots.watched(path, ignoreFile: scan.ignoreFile, degraded: scan.degraded)
+            logger.info("watching root", metadata: ["root": "\(PathBytes.display(path))", "entries": "\(scan.scan.count)", "watches": "\(scan.watches)"])
+            guard pending.isNew else {
+                pushRoot(path)
+                return
+            }
+            let stored = StoredRoot(path: path, ignoreDefaults: ignoreDefaults)
+            let store = self.store
+            // The root row first; its entries follow with the next group commit, once the
+            // answer is out.
+            sets.rootRowStarted()
+            storeWork {
+                try store.addRoot(stored)
+            }.assumeIsolated().whenComplete { result in
+                self.sets.rootRowStored()
+                self.pushRoot(path)
+                if let s = pending.client, s.isActive {
+                    switch result {
+                    case .success: s.ok(pending.tag)
+                    case .failure(let e): s.error(pending.tag, "internal", message: Array("cannot store the root: \(e)".utf8))
+                    }
+                    // Out before the requests queued behind it run (a SET there would start
+                    // the commit first).
+                    s.flush()
+                    s.resume()
+                }
+                self.flushDirty()
+                self.scheduleCommit()
+            }
+        case .failure(let error):
+            let (code, message): (String, String)
+            switch error {
+            case .notFound: (code, message) = ("not-found", "no such directory")
+            case .notADirectory: (code, message) = ("not-a-directory", "not a directory")
+            case .failed(let why): (code, message) = ("internal", why)
+            }
+            roots.scanFailed(path, scan: pending, message: message)
+            if pending.isNew {
+                tree.removeRoot(path: path)
+                _ = tree.drainChanges()
+                // A group commit may have stored the empty root meanwhile.
+                let store = self.store
+                storeWork { try store.removeRoot(path) }.whenComplete { _ in }
+                pushRootRemoved(path)
+                if let s = pending.client, s.isActive {
+                    s.error(pending.tag, code, message: Array("\(PathBytes.display(path)): \(message)".utf8))
+                    s.resume()
+                }
+            } else {
+                tree.setRootError(path, message: "\(PathBytes.display(path)): \(message)")
+                logger.error("cannot watch stored root", metadata: ["root": "\(PathBytes.display(path))", "reason": "\(message)"])
+                pushRoot(path)
+            }
+        }
+    }
+
+    func removeRoot(_ req: WireRequest, _ s: Session) -> Bool {
+        guard let p = paths(req, s)?.first else { return true }
+        switch roots.remove(p) {
+        case .notARoot:
+            s.error(req.tag, "not-found", message: Array("\(PathBytes.display(p)) is not a root".utf8))
+            return true
+        case .scanning:
+            s.error(req.tag, "busy", message: Array("\(PathBytes.display(p)) is being scanned".utf8))
+            return true
+        case .removed:
+            break
+        }
+        watcher?.removeRoot(p)
+        tree.removeRoot(path: p)
+        if let subs = changeSubscribers.removeValue(forKey: p) {
+            for s in subs.values { s.subscriptions.remove(p) }
+        }
+        publishChanges()
+        pushRootRemoved(p)
+        flushDirty()
+        let store = self.store
+        storeWork {
+            try store.removeRoot(p)
+        }.assumeIsolated().whenComplete { result in
+            guard s.isActive else { return }
+            switch result {
+            case .success: s.ok(req.tag)
+            case .failure(let e): s.error(req.tag, "internal", message: Array("cannot store the change: \(e)".utf8))
+            }
+            s.resume()
+        }
+        return false
+    }
+
+    // MARK: While watched
+
+    /// The root directory itself was deleted, moved away or unmounted: it turns `error`, its
+    /// entries keep what they had, and the watcher watches for it to come back.
+    func rootVanished(_ root: [UInt8], reason: String) {
+        let message = "the root directory was \(reason); it is watched again when it comes back"
+        guard roots.vanished(root, message: message) else { return }
+        tree.setRootError(root, message: "\(PathBytes.display(root)): \(message)")
+        pushRoot(root)
+    }
+
+    /// The root's ignore file changed: new rules; entries they stop ignoring are created anew.
+    func ignoreFileChanged(_ root: [UInt8], _ contents: [UInt8]?) {
+        guard let info = roots.ignoreFileChanged(root, contents: contents) else { return }
+        let unignored = tree.setRules(root: root, rules: rules(for: root, file: contents, defaults: info.ignoreDefaults))
+        for id in unignored where tree.record(id).kind != .gone {
+            emitChanged(tree.path(id), what: "create")
+        }
+    }
+
+    /// After lost events: make the root match the scan, then tell every observer of a directory
+    /// in it to list again, and every change subscriber to ask for `CHANGES` again.
+    func rootRescanned(_ root: [UInt8], _ scan: RootScan) {
+        guard reconcile(root, scan) != nil else { return }
+        publishChanges()
+        for node in observerIndex.observedNodes where tree.record(node).kind == .dir {
+            guard let sessions = observerIndex.observers(of: node) else { continue }
+            let p = tree.path(node)
+            guard PathBytes.relativeComponents(p, under: root) != nil else { continue }
+            for s in sessions.values {
+                writeReset(node, to: s)
+                markDirty(s)
+            }
+        }
+        resetChanges(root)
+    }
+
+    /// A fresh scan with nothing lost elsewhere (a periodic rescan of a root over the watch
+    /// limit, or a root that came back): what differs is pushed like any change, and the change
+    /// feed is reset only when something did.
+    func rootRefreshed(_ root: [UInt8], _ scan: RootScan) {
+        guard let info = roots[root], !info.scanning else { return }
+        let before = tree.lastGen
+        if info.error != nil { tree.clearRootError(root) }
+        guard let was = reconcile(root, scan) else { return }
+        if tree.lastGen != before { resetChanges(root) }
+        if tree.lastGen != before || was.wasDegraded != scan.degraded { pushRoot(root) }
+    }
+
+    /// Makes a watched root match a fresh scan: its ignore file, its rules, its entries, whether
+    /// it is fully watched. Nil while the root is still being scanned.
+    @discardableResult
+    func reconcile(_ root: [UInt8], _ scan: RootScan) -> (wasInError: Bool, wasDegraded: String?)? {
+        guard let was = roots.refreshed(root, ignoreFile: scan.ignoreFile, degraded: scan.degraded),
+              let info = roots[root] else { return nil }
+        tree.setRules(root: root, rules: rules(for: root, file: scan.ignoreFile, defaults: info.ignoreDefaults))
+        tree.reconcile(root: root, scan: scan.scan)
+        return was
+    }
+
+    // MARK: Providers
+
+    /// The root at exactly `path`, or nil with the error sent (`not-found` under a root,
+    /// `outside` under none).
+    func exactRoot(_ req: WireRequest, _ s: Session) -> [UInt8]? {
+        guard let p = paths(req, s)?.first else { return nil }
+        guard tree.root(at: p) != nil, roots[p] != nil else {
+            s.error(req.tag, tree.root(containing: p) != nil ? "not-found" : "outside", message: p)
+            return nil
+        }
+        return p
+    }
+
+    func claim(_ req: WireRequest, _ s: Session) {
+        guard let root = exactRoot(req, s) else { return }
+        if case .heldBy(let owner) = roots.claim(root, by: s) {
+            s.error(req.tag, "busy", message: Array("claimed by \(owner.name)".utf8))
+            return
+        }
+        s.ok(req.tag)
+        pushRoot(root)
+    }
+
+    // MARK: ROOT lines
+
+    func roots(_ req: WireRequest, _ s: Session) {
+        for root in roots.roots { s.write(rootLine(req.tag, root)) }
+        s.ok(req.tag)
+    }
+
+    func rootLine(_ head: String, _ root: RootRegistry<Session>.Root) -> WireLine {
+        var line = WireLine(head)
+        line.word("ROOT")
+        line.field(root.path)
+        let state: SyncState = root.error != nil ? .error : tree.root(at: root.path).map { tree.reportedState($0.node) } ?? .unknown
+        line.word(state.name)
+        if let provider = roots.claimant(of: root.path) { line.option("provider", provider.name) }
+        line.word("watches=\(watcher?.watches(of: root.path) ?? 0)")
+        if root.scanning { line.word("scanning=1") }
+        if let d = root.degraded { line.option("degraded", d) }
+        if let e = root.error { line.option("message", e) }
+        return line
+    }
+
+    /// `* ROOT ...` to every client past `HELLO`.
+    func pushRoot(_ path: [UInt8]) {
+        guard let root = roots[path] else { return }
+        let line = rootLine("*", root)
+        for s in sessions.values where s.role != nil { s.push(line, .root(path)) }
+    }
+
+    func pushRootRemoved(_ path: [UInt8]) {
+        let line = currentRootLine(path)
+        for s in sessions.values where s.role != nil { s.push(line, .root(path)) }
+    }
+
+    /// `* ROOT` as the root is now: its state, or `removed` once it is no root any more.
+    func currentRootLine(_ path: [UInt8]) -> WireLine {
+        if let root = roots[path] { return rootLine("*", root) }
+        var line = WireLine("*")
+        line.word("ROOT")
+        line.field(path)
+        line.word("removed")
+        return line
+    }
+}
