@@ -111,7 +111,7 @@ let package = Package(
         ),
         // End-to-end: the real binaries against real temporary directories.
         .testTarget(
-            name: "SyncBadgeClientTests",
+            name: "EndToEndTests",
             dependencies: ["SyncBadgeClient", "syncbadged", "syncbadge", "syncbadge-soak"],
             swiftSettings: strict
         ),

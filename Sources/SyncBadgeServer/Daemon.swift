@@ -114,7 +114,7 @@ public final class Daemon {
     /// A function that applies events as if the watcher had reported them, returning once they
     /// are applied (pushed, and queued for the store). The fast-forward soak (`syncbadge-soak`)
     /// drives the whole daemon this way, millions of events faster than a file system makes them.
-    @_spi(Soak) public func injector() -> @Sendable ([FileEvent]) throws -> Void {
+    @_spi(Soak) public func injector() -> @Sendable ([WatcherMessage]) throws -> Void {
         let engine = self.engine
         return { events in try engine.eventLoop.submit { engine.value.apply(events) }.wait() }
     }
@@ -230,10 +230,10 @@ public final class Daemon {
 /// time however many batches arrive, so a storm never floods the loop's task queue.
 final class EventInbox: Sendable {
     static let slice = 2048
-    private let state = Mutex<(events: CircularBuffer<FileEvent>, scheduled: Bool)>((CircularBuffer<FileEvent>(initialCapacity: 1024), false))
+    private let state = Mutex<(events: CircularBuffer<WatcherMessage>, scheduled: Bool)>((CircularBuffer<WatcherMessage>(initialCapacity: 1024), false))
 
     /// Queues events; true when the caller must schedule a drain.
-    func post(_ events: [FileEvent]) -> Bool {
+    func post(_ events: [WatcherMessage]) -> Bool {
         state.withLock { s in
             s.events.append(contentsOf: events)
             if s.scheduled { return false }
@@ -243,10 +243,10 @@ final class EventInbox: Sendable {
     }
 
     /// Up to `max` events, oldest first; `more` when a further drain is due.
-    func take(max: Int) -> (events: [FileEvent], more: Bool) {
+    func take(max: Int) -> (events: [WatcherMessage], more: Bool) {
         state.withLock { s in
             let n = min(max, s.events.count)
-            var out: [FileEvent] = []
+            var out: [WatcherMessage] = []
             out.reserveCapacity(n)
             for _ in 0..<n { out.append(s.events.removeFirst()) }
             if s.events.isEmpty { s.scheduled = false }

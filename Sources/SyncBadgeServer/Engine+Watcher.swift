@@ -5,7 +5,7 @@ extension Engine {
     /// Applies a batch of watcher events in order, then pushes what changed and writes it
     /// behind (a crash loses nothing: the rescan at start finds it again). Changes queued
     /// together are coalesced: each entry is pushed once per batch, with its last state.
-    func apply(_ events: [FileEvent]) {
+    func apply(_ events: [WatcherMessage]) {
         for e in events {
             switch e {
             case .changed(let path, let kind, let what):

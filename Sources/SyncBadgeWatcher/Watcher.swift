@@ -40,7 +40,7 @@ public final class Watcher: Sendable {
     /// - Parameters:
     ///   - controlDirectory: a private directory for the control file.
     ///   - sink: receives events in order, in batches, on the watcher thread; it must not block.
-    public init(controlDirectory: [UInt8], logger: Logger, sink: @escaping @Sendable ([FileEvent]) -> Void) throws {
+    public init(controlDirectory: [UInt8], logger: Logger, sink: @escaping @Sendable ([WatcherMessage]) -> Void) throws {
         controlFile = PathBytes.join(controlDirectory, Array(".syncbadge-wake".utf8))
         let fd = controlFile.withCString { open($0, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600) }
         guard fd >= 0 else { throw WatcherError.controlFile(String(cString: strerror(errno))) }

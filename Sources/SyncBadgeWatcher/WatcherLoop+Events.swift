@@ -5,7 +5,7 @@ import CInotifyTools
 import Logging
 import SyncBadgeCore
 
-/// Turning raw inotify events and commands into `FileEvent`s.
+/// Turning raw inotify events into `WatcherMessage`s (the engine's commands: WatcherLoop+Commands).
 extension WatcherLoop {
     func has(_ mask: UInt32, _ flag: Int32) -> Bool { mask & UInt32(flag) != 0 }
 
@@ -225,61 +225,5 @@ extension WatcherLoop {
             ignoreFile: DirectoryScanner.readFile(PathBytes.join(path, IgnoreRules.fileName)),
             watches: watchesByRoot[wd] ?? 0,
             degraded: degraded.contains(wd) ? "watch-limit" : nil)
-    }
-
-    func runCommands() {
-        var barriers: [UInt64] = []
-        for c in owner.takeCommands() {
-            switch c {
-            case .addRoot(let path, let token, let identities):
-                emit(.rootAdded(root: path, token: token, result: addRoot(path, identities: identities)))
-            case .removeRoot(let path):
-                unwatchRoot(path)
-                stopAwaitingReturn(path)
-                mountPointRoots.remove(path)
-                rootIdentity.removeValue(forKey: path)
-            case .barrier(let token):
-                barriers.append(token)
-            case .mountsChanged:
-                mountsChanged()
-            case .shutdown:
-                running = false
-            }
-        }
-        if !barriers.isEmpty {
-            // Released when this touch comes back: after every event queued before it.
-            heldBarriers.append(barriers)
-            _ = barrierFile.withCString { utimensat(AT_FDCWD, $0, nil, 0) }
-        }
-    }
-
-    func addRoot(_ path: [UInt8], identities: Bool) -> Result<RootScan, RootError> {
-        var st = stat()
-        guard path.withCString({ lstat($0, &st) }) == 0 else {
-            return errno == ENOENT || errno == ENOTDIR ? .failure(.notFound) : .failure(.failed(String(cString: strerror(errno))))
-        }
-        guard st.st_mode & S_IFMT == S_IFDIR else { return .failure(.notADirectory) }
-        if let wd = rootWds[path] {
-            return .success(rootScan(path, scan: ScanTree(), wd: wd))
-        }
-        lastWatchError = 0
-        let (wd, scan) = watchAndScan(path, parent: -1, name: path, root: nil, identities: identities)
-        guard let wd else { return .failure(.failed(Self.watchFailure(lastWatchError))) }
-        rootWds[path] = wd
-        rootIdentity[path] = Self.directoryIdentity(path)
-        if Self.isMountPoint(path) { mountPointRoots.insert(path) }
-        updateCounts()
-        scheduleDegradedRescans()
-        return .success(rootScan(path, scan: scan, wd: wd))
-    }
-
-    /// Why `inotify_add_watch` failed, in words that do not mislead: its ENOSPC is the watch
-    /// limit, never a full disk.
-    static func watchFailure(_ err: Int32) -> String {
-        switch err {
-        case ENOSPC: "cannot watch: the inotify watch limit is reached; raise it with `sysctl fs.inotify.max_user_watches=<n>`"
-        case ENOMEM: "cannot watch: the kernel is out of memory for inotify watches"
-        default: "cannot watch: \(String(cString: strerror(err)))"
-        }
     }
 }

@@ -32,13 +32,13 @@ final class WatcherLoop {
     let owner: Watcher
     let controlFile: [UInt8]
     let logger: Logger
-    let sink: @Sendable ([FileEvent]) -> Void
+    let sink: @Sendable ([WatcherMessage]) -> Void
 
     var fd: Int32 = -1
     var controlWd: Int32 = -1
     var dirs: [Int32: Dir] = [:]
     var rootWds: [[UInt8]: Int32] = [:]
-    var batch: [FileEvent] = []
+    var batch: [WatcherMessage] = []
     var pendingMove: (cookie: UInt32, path: [UInt8], isDir: Bool, wd: Int32?)?
     var running = true
     var degraded: Set<Int32> = []
@@ -71,7 +71,7 @@ final class WatcherLoop {
         | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVED_FROM) | UInt32(IN_MOVED_TO) | UInt32(IN_MOVE_SELF)
         | sb_IN_DONT_FOLLOW | sb_IN_EXCL_UNLINK | sb_IN_ONLYDIR
 
-    init(owner: Watcher, controlFile: [UInt8], logger: Logger, sink: @escaping @Sendable ([FileEvent]) -> Void) {
+    init(owner: Watcher, controlFile: [UInt8], logger: Logger, sink: @escaping @Sendable ([WatcherMessage]) -> Void) {
         self.owner = owner
         self.controlFile = controlFile
         self.logger = logger
@@ -152,7 +152,7 @@ final class WatcherLoop {
         sink(out)
     }
 
-    func emit(_ e: FileEvent) {
+    func emit(_ e: WatcherMessage) {
         batch.append(e)
     }
 

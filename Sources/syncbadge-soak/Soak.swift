@@ -119,7 +119,7 @@ struct Plan: Sendable {
         var isRunning: Bool { running.load(ordering: .relaxed) }
     }
 
-    func run(inject: @escaping @Sendable ([FileEvent]) throws -> Void) throws {
+    func run(inject: @escaping @Sendable ([WatcherMessage]) throws -> Void) throws {
         // Plain copies: the client threads' closures take these, not `self`.
         let (root, dirs, seed, socket) = (root, dirs, seed, socket)
         let admin = try connect(socket, "admin", "soak-admin", patience: 30)
@@ -350,7 +350,7 @@ struct EventGenerator {
     func file(_ i: Int) -> [UInt8] { dir(i / files) + Array("/f\(i % files)".utf8) }
     func sub(_ d: Int) -> [UInt8] { dir(d) + Array("/sub".utf8) }
 
-    mutating func next(_ rng: inout SplitMix) -> FileEvent {
+    mutating func next(_ rng: inout SplitMix) -> WatcherMessage {
         let roll = rng.next() % 100
         let i = Int(rng.next() % UInt64(dirs * files))
         switch roll {
@@ -383,8 +383,8 @@ struct EventGenerator {
     }
 
     /// Deletes everything that exists, as the watcher would report `rm -r` of the churn.
-    mutating func deleteAll() -> [FileEvent] {
-        var out: [FileEvent] = []
+    mutating func deleteAll() -> [WatcherMessage] {
+        var out: [WatcherMessage] = []
         for i in fileExists.indices where fileExists[i] {
             out.append(.deleted(path: file(i), wasDirectory: false))
             fileExists[i] = false

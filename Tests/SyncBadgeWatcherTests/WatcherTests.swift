@@ -16,14 +16,14 @@ import SyncBadgeCore
     /// Collects every delivered event; `wait(for:)` blocks until a predicate over all of them
     /// holds, with a deadline (woken by each delivery, never by a timer of its own).
     final class Events: Sendable {
-        let events = Mutex<[FileEvent]>([])
+        let events = Mutex<[WatcherMessage]>([])
         let signal = DispatchSemaphore(value: 0)
         /// When armed, the next delivery blocks the watcher thread until `release()`.
         let gate = Mutex<Bool>(false)
         let blocked = DispatchSemaphore(value: 0)
         let released = DispatchSemaphore(value: 0)
 
-        func append(_ batch: [FileEvent]) {
+        func append(_ batch: [WatcherMessage]) {
             events.withLock { $0.append(contentsOf: batch) }
             signal.signal()
             let hold = gate.withLock { g in
@@ -39,10 +39,10 @@ import SyncBadgeCore
         func armGate() { gate.withLock { $0 = true } }
         func release() { released.signal() }
 
-        var all: [FileEvent] { events.withLock { $0 } }
+        var all: [WatcherMessage] { events.withLock { $0 } }
 
         @discardableResult
-        func wait(timeout seconds: Double = 10, _ predicate: ([FileEvent]) -> Bool) -> Bool {
+        func wait(timeout seconds: Double = 10, _ predicate: ([WatcherMessage]) -> Bool) -> Bool {
             let deadline = DispatchTime.now() + seconds
             while true {
                 if predicate(all) { return true }
@@ -122,19 +122,19 @@ import SyncBadgeCore
 
     // MARK: Event predicates
 
-    static func changed(_ evs: [FileEvent], _ path: String, _ what: ChangeKind, kind: EntryKind = .file) -> Bool {
+    static func changed(_ evs: [WatcherMessage], _ path: String, _ what: ChangeKind, kind: EntryKind = .file) -> Bool {
         evs.contains { if case .changed(let p, let k, let w) = $0 { p == b(path) && k == kind && w == what } else { false } }
     }
 
-    static func deleted(_ evs: [FileEvent], _ path: String, dir: Bool) -> Bool {
+    static func deleted(_ evs: [WatcherMessage], _ path: String, dir: Bool) -> Bool {
         evs.contains { if case .deleted(let p, let d) = $0 { p == b(path) && d == dir } else { false } }
     }
 
-    static func moved(_ evs: [FileEvent], _ from: String, _ to: String, kind: EntryKind) -> Bool {
+    static func moved(_ evs: [WatcherMessage], _ from: String, _ to: String, kind: EntryKind) -> Bool {
         evs.contains { if case .moved(let f, let t, let k) = $0 { f == b(from) && t == b(to) && k == kind } else { false } }
     }
 
-    static func appeared(_ evs: [FileEvent], _ path: String) -> ScanTree? {
+    static func appeared(_ evs: [WatcherMessage], _ path: String) -> ScanTree? {
         for e in evs { if case .directoryAppeared(let p, let s) = e, p == b(path) { return s } }
         return nil
     }
@@ -220,7 +220,7 @@ import SyncBadgeCore
         let names = (0..<50).map { "f\($0)" }
         for n in names { Self.write(d + "/" + n, n) }
 
-        func seen(_ evs: [FileEvent]) -> Set<String> {
+        func seen(_ evs: [WatcherMessage]) -> Set<String> {
             var out: Set<String> = []
             if let s = Self.appeared(evs, d) { out.formUnion(Self.listing(s)) }
             for e in evs {

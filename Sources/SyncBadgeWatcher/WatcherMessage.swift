@@ -29,8 +29,10 @@ public struct RootScan: Sendable {
     }
 }
 
-/// What the watcher tells the state tree, in the order the kernel reported it.
-public enum FileEvent: Sendable {
+/// What the watcher thread tells the engine, in order: the file events the kernel reported,
+/// and the answers to the engine's commands (a root's scan, a barrier) in their place among
+/// them, so that an answer is applied after every event that came before it.
+public enum WatcherMessage: Sendable {
     /// A file, link or other entry was created or changed, or a directory's attributes changed.
     case changed(path: [UInt8], kind: EntryKind, what: ChangeKind)
     /// A directory appeared (created or moved in); `subtree` is what it held once watched.

@@ -14,7 +14,7 @@ enum Products {
     static var daemon: URL { directory.appendingPathComponent("syncbadged") }
     static var cli: URL { directory.appendingPathComponent("syncbadge") }
     static var repository: URL {
-        // Tests/SyncBadgeClientTests/Support/DaemonHarness.swift
+        // Tests/EndToEndTests/Support/DaemonHarness.swift
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
     }

@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CInotifyTools
+import Logging
+import SyncBadgeCore
+
+/// The engine's commands to the watcher thread (add or remove a root, a barrier, a change of
+/// mounts, shutdown), run in order between inotify events; answers go back as messages in
+/// their place among the events.
+extension WatcherLoop {
+    func runCommands() {
+        var barriers: [UInt64] = []
+        for c in owner.takeCommands() {
+            switch c {
+            case .addRoot(let path, let token, let identities):
+                emit(.rootAdded(root: path, token: token, result: addRoot(path, identities: identities)))
+            case .removeRoot(let path):
+                unwatchRoot(path)
+                stopAwaitingReturn(path)
+                mountPointRoots.remove(path)
+                rootIdentity.removeValue(forKey: path)
+            case .barrier(let token):
+                barriers.append(token)
+            case .mountsChanged:
+                mountsChanged()
+            case .shutdown:
+                running = false
+            }
+        }
+        if !barriers.isEmpty {
+            // Released when this touch comes back: after every event queued before it.
+            heldBarriers.append(barriers)
+            _ = barrierFile.withCString { utimensat(AT_FDCWD, $0, nil, 0) }
+        }
+    }
+
+    func addRoot(_ path: [UInt8], identities: Bool) -> Result<RootScan, RootError> {
+        var st = stat()
+        guard path.withCString({ lstat($0, &st) }) == 0 else {
+            return errno == ENOENT || errno == ENOTDIR ? .failure(.notFound) : .failure(.failed(String(cString: strerror(errno))))
+        }
+        guard st.st_mode & S_IFMT == S_IFDIR else { return .failure(.notADirectory) }
+        if let wd = rootWds[path] {
+            return .success(rootScan(path, scan: ScanTree(), wd: wd))
+        }
+        lastWatchError = 0
+        let (wd, scan) = watchAndScan(path, parent: -1, name: path, root: nil, identities: identities)
+        guard let wd else { return .failure(.failed(Self.watchFailure(lastWatchError))) }
+        rootWds[path] = wd
+        rootIdentity[path] = Self.directoryIdentity(path)
+        if Self.isMountPoint(path) { mountPointRoots.insert(path) }
+        updateCounts()
+        scheduleDegradedRescans()
+        return .success(rootScan(path, scan: scan, wd: wd))
+    }
+
+    /// Why `inotify_add_watch` failed, in words that do not mislead: its ENOSPC is the watch
+    /// limit, never a full disk.
+    static func watchFailure(_ err: Int32) -> String {
+        switch err {
+        case ENOSPC: "cannot watch: the inotify watch limit is reached; raise it with `sysctl fs.inotify.max_user_watches=<n>`"
+        case ENOMEM: "cannot watch: the kernel is out of memory for inotify watches"
+        default: "cannot watch: \(String(cString: strerror(err)))"
+        }
+    }
+}
