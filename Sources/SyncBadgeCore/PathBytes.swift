@@ -5,12 +5,17 @@ public enum PathBytes {
     /// True for an absolute, normalised path: no empty, `.` or `..` component and no trailing
     /// `/` other than the root itself (PROTOCOL.md, `bad-path`).
     public static func isNormalizedAbsolute(_ p: [UInt8]) -> Bool {
+        isNormalizedAbsolute(p[...])
+    }
+
+    /// The same for a slice (of a received line, say), without copying it.
+    public static func isNormalizedAbsolute(_ p: ArraySlice<UInt8>) -> Bool {
         guard p.first == slash else { return false }
         if p.count == 1 { return true }
         if p.last == slash { return false }
         if p.contains(0) { return false }
-        var start = 1
-        for i in 1...p.count where i == p.count || p[i] == slash {
+        var start = p.startIndex + 1
+        for i in (p.startIndex + 1)...p.endIndex where i == p.endIndex || p[i] == slash {
             let len = i - start
             if len == 0 { return false }
             if len == 1 && p[start] == UInt8(ascii: ".") { return false }

@@ -48,6 +48,10 @@ final class Engine {
     /// when the table has doubled since it was last pruned.
     var syncingSetBy: [StateTree.NodeID: Int] = [:]
     var syncingPrunedAt = 64
+    /// Scratch buffers of `fastStatus`, kept between requests so that it allocates nothing.
+    var fastLine: [UInt8] = []
+    var fastNodes: [(id: StateTree.NodeID, start: Int, end: Int)] = []
+    var fastOut: [UInt8] = []
     /// Set by `shutdown()`: connections closing then release nothing (states are stored as
     /// they are and survive the restart).
     var shuttingDown = false

@@ -102,6 +102,7 @@ final class Session: ChannelInboundHandler {
         case .tooLong:
             bye("too-long")
         case .line(let buffer):
+            if role != nil && engine.fastStatus(buffer, self) { return }
             switch WireParser.parse(buffer.readableBytesView) {
             case .empty:
                 return
@@ -147,6 +148,11 @@ final class Session: ChannelInboundHandler {
     }
 
     // MARK: Output
+
+    /// Bytes already framed (whole lines, LFs included).
+    func writeLines(_ bytes: [UInt8]) {
+        out.writeBytes(bytes)
+    }
 
     func write(_ line: WireLine) {
         out.writeBytes(line.bytes)

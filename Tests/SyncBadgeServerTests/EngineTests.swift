@@ -110,6 +110,27 @@ import SyncBadgeWatcher
         #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a unknown") == true)
     }
 
+    /// The allocation-free STATUS path answers byte for byte what the general one does (an
+    /// unknown option sends a request the general way).
+    @Test func plainStatusAnswersAsTheGeneralPathDoes() throws {
+        let h = try EngineHarness()
+        try h.addRoot(files: ["a", "two words", "b"])
+        let provider = try h.connect(role: "provider")
+        let t = provider.send("SET error /r/a message=no%20space progress=3")
+        h.passBarriers()
+        #expect(provider.answer(t).first?.hasPrefix("OK") == true)
+        let viewer = try h.connect()
+        for request in ["STATUS /r", "STATUS /r/a", "STATUS /r/two%20words", "STATUS /r/a /r/b /r", "STATUS /elsewhere",
+                        "STATUS /r/missing", "STATUS /r/a/", "STATUS r/a", "STATUS /r/a  /r/b", "STATUS"] {
+            let fast = try viewer.request(request)
+            let general = try viewer.request(request + " x=1")
+            #expect(fast == general, "\(request)")
+            #expect(!fast.isEmpty)
+        }
+        #expect(try viewer.request("STATUS /r/a /r/b") == ["ITEM /r/a error badge=error kind=file progress=3 message=no%20space gen=1",
+                                                          "ITEM /r/b unknown badge=unknown kind=file gen=1", "OK"])
+    }
+
     @Test func theDaemonsShutdownReleasesNothing() throws {
         let h = try EngineHarness()
         try h.addRoot(files: ["a"])
