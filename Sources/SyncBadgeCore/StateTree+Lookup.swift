@@ -73,6 +73,11 @@ extension StateTree {
         out.append(UInt8(ascii: "\n"))
     }
 
+    /// Appends the node's name (its last path component) to `out`.
+    public func appendName(_ id: NodeID, to out: inout [UInt8]) {
+        out.append(contentsOf: nameSlice(id))
+    }
+
     @inline(__always)
     static func append(_ s: String, _ out: inout [UInt8]) {
         var s = s

@@ -170,9 +170,21 @@ extension Engine {
         let children = tree.children(id)
         // `OBSERVE <dir> list=0` (1.1): the count without the listing, for prompts.
         if !(observe && req.option("list") == "0") {
+            // Each child's path and line built in reused buffers: a file manager lists
+            // directories of thousands of entries.
+            var childPath = p
+            if childPath != [PathBytes.slash] { childPath.append(PathBytes.slash) }
+            let base = childPath.count
+            let head = Array(req.tag.utf8)
+            fastOut.removeAll(keepingCapacity: true)
             for child in children {
-                s.write(tree.view(child, path: tree.childPath(child, under: p)).wireLine(head: req.tag))
+                childPath.removeSubrange(base...)
+                tree.appendName(child, to: &childPath)
+                tree.appendItemLine(child, path: childPath[...], head: head[...], into: &fastOut)
             }
+            s.writeLines(fastOut)
+            // A big listing's buffer is not kept for the daemon's whole life.
+            if fastOut.capacity > 1 << 16 { fastOut = [] }
         }
         if observe {
             observerIndex.observe(id, by: s.id, s)

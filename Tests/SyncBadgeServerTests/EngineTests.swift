@@ -131,6 +131,21 @@ import SyncBadgeWatcher
                                                           "ITEM /r/b unknown badge=unknown kind=file gen=1", "OK"])
     }
 
+    /// LIST writes each child's line in reused buffers: the same line STATUS gives for it.
+    @Test func listedLinesAreTheChildrensStatusLines() throws {
+        let h = try EngineHarness()
+        try h.addRoot(files: ["b", "a", "two words", "pct%"])
+        let viewer = try h.connect()
+        let listed = try viewer.request("LIST /r")
+        #expect(listed.last == "OK count=4")
+        let items = listed.dropLast()
+        #expect(items.map { $0.split(separator: " ")[1] } == ["/r/a", "/r/b", "/r/pct%25", "/r/two%20words"])
+        for line in items {
+            let path = line.split(separator: " ")[1]
+            #expect(try viewer.request("STATUS \(path)").first == line)
+        }
+    }
+
     @Test func theDaemonsShutdownReleasesNothing() throws {
         let h = try EngineHarness()
         try h.addRoot(files: ["a"])
