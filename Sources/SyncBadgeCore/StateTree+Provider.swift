@@ -11,7 +11,9 @@ extension StateTree {
     /// `identify` stats a path when it becomes `synced`: the daemon records the file's identity
     /// at that moment. `ignored` on a directory covers its subtree: nothing below an ignored
     /// directory counts.
-    public mutating func set(_ path: [UInt8], _ req: SetRequest, identify: ([UInt8]) -> FileIdentity?) -> SetResult {
+    /// `applied` hears of each entry the SET changed (not the stale, ignored or unchanged ones).
+    public mutating func set(_ path: [UInt8], _ req: SetRequest, identify: ([UInt8]) -> FileIdentity?,
+                             applied: (NodeID) -> Void = { _ in }) -> SetResult {
         guard let id = find(path) else { return .notFound }
         let rec = nodes[Int(id)].record
         if let gen = req.gen, gen < rec.gen { return .stale(gen: rec.gen) }
@@ -22,7 +24,9 @@ extension StateTree {
             let r = nodes[Int(t)].record
             let identity = req.state == .synced && !r.isTombstone ? identify(tPath) : nil
             switch StateMachine.set(r, req, identity: identity) {
-            case .applied(let n): update(t, n)
+            case .applied(let n):
+                update(t, n)
+                applied(t)
             case .dropTombstone: detach(t, recordAs: nil)
             case .stale, .unchanged: continue
             }

@@ -41,6 +41,12 @@ extension Engine {
         fastOut.append(contentsOf: tag)
         fastOut.append(contentsOf: Self.ok)
         s.writeLines(fastOut)
+        // A line of thousands of paths does not keep its buffers for the daemon's life.
+        if fastOut.capacity > 1 << 16 || fastLine.capacity > 1 << 16 {
+            fastOut = []
+            fastLine = []
+            fastNodes = []
+        }
         return true
     }
 

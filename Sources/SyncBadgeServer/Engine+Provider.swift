@@ -29,6 +29,9 @@ extension Engine {
             }))
         }
         if let settled = sets.settle(stated.compactMap { tree.find($0) }) { watcher?.barrier(token: settled) }
+        // A SET whose engine went away while it waited for its barrier: its `syncing` is
+        // released now, as it would have been at the close.
+        for (s, _) in groups where s.context == nil { releaseSyncing(of: s) }
         scheduleCommit { result in
             for (s, lines) in answers where s.isActive {
                 for (tag, line, ok) in lines {
@@ -76,10 +79,11 @@ extension Engine {
         }
         set.recursive = req.option("recursive") == "1"
         var line = WireLine(req.tag)
+        var changed: [StateTree.NodeID] = []
         switch tree.set(path, set, identify: { p in
             stated.append(p)
             return files.lstat(p)?.identity
-        }) {
+        }, applied: { changed.append($0) }) {
         case .notFound:
             return fail("not-found", path)
         case .stale(let gen):
@@ -89,19 +93,18 @@ extension Engine {
         case .done(let gen):
             line.word("OK")
             line.word("gen=\(gen)")
-            noteSyncing(path, set, by: s)
+            noteSyncing(changed, set.state, by: s)
         }
         return (line, true)
     }
 
     // MARK: Syncing that outlives its engine
 
-    /// Remembers who set a path (and with `recursive=1`, its subtree) `syncing`; another state
-    /// set by anyone ends that.
-    func noteSyncing(_ path: [UInt8], _ set: SetRequest, by s: Session) {
-        guard let id = tree.find(path) else { return }
-        for node in set.recursive ? tree.subtree(id) : [id] {
-            if set.state == .syncing { syncingSetBy[node] = s.id } else { syncingSetBy.removeValue(forKey: node) }
+    /// Remembers who set entries `syncing`: those this SET changed (a recursive one skips
+    /// stale and ignored entries, which keep their owner). Another state set by anyone ends it.
+    func noteSyncing(_ changed: [StateTree.NodeID], _ state: SyncState, by s: Session) {
+        for node in changed {
+            if state == .syncing { syncingSetBy[node] = s.id } else { syncingSetBy.removeValue(forKey: node) }
         }
         if syncingSetBy.count > 2 * syncingPrunedAt {
             // Paths that left `syncing` by a local change, or were removed, meanwhile.
@@ -114,6 +117,7 @@ extension Engine {
     /// set it returns to `pending` (same gen, progress cleared, a message saying why), so no
     /// badge stays "syncing" for an engine that is gone (protocol 1.1).
     func releaseSyncing(of s: Session) {
+        guard s.role == .provider, !syncingSetBy.isEmpty else { return }
         let mine = syncingSetBy.filter { $0.value == s.id }.map(\.key)
         guard !mine.isEmpty else { return }
         for node in mine { syncingSetBy.removeValue(forKey: node) }

@@ -67,6 +67,11 @@ extension Engine {
         switch result {
         case .success(let scan):
             tree.setRules(root: path, rules: rules(for: path, file: scan.ignoreFile, defaults: ignoreDefaults))
+            // Stored in error because its directory had vanished, and found again at start.
+            if let message = tree.root(at: path).map({ tree.record($0.node) })?.message,
+               message.hasPrefix(Self.rootErrorPrefix(path)) {
+                tree.clearRootError(path)
+            }
             if pending.restored {
                 // What changed while the daemon was down: new entries pending, vanished ones
                 // tombstoned, synced files whose identity changed pending.
@@ -107,14 +112,18 @@ extension Engine {
         case .failure(let error):
             let (code, message): (String, String)
             switch error {
-            case .notFound: (code, message) = ("not-found", "no such directory")
+            // A stored root that is missing is watched for (WatcherLoop+Commands).
+            case .notFound: (code, message) = ("not-found", pending.isNew ? "no such directory" : "no such directory; it is watched again when it comes back")
             case .notADirectory: (code, message) = ("not-a-directory", "not a directory")
             case .failed(let why): (code, message) = ("internal", why)
             }
             roots.scanFailed(path, scan: pending, message: message)
             if pending.isNew {
+                sets.forgetRoot(path)
                 tree.removeRoot(path: path)
-                _ = tree.drainChanges()
+                // Observers of the empty root (OBSERVE during its scan) hear it go; other
+                // roots' changes drained with it are pushed as usual.
+                publishChanges()
                 // A group commit may have stored the empty root meanwhile.
                 let store = self.store
                 storeWork { try store.removeRoot(path) }.whenComplete { _ in }
@@ -124,7 +133,7 @@ extension Engine {
                     s.resume()
                 }
             } else {
-                tree.setRootError(path, message: "\(PathBytes.display(path)): \(message)")
+                tree.setRootError(path, message: Self.rootErrorPrefix(path) + message)
                 logger.error("cannot watch stored root", metadata: ["root": "\(PathBytes.display(path))", "reason": "\(message)"])
                 pushRoot(path)
             }
@@ -145,6 +154,7 @@ extension Engine {
         }
         watcher?.removeRoot(p)
         tree.removeRoot(path: p)
+        sets.forgetRoot(p)
         if let subs = changeSubscribers.removeValue(forKey: p) {
             for s in subs.values { s.subscriptions.remove(p) }
         }
@@ -167,12 +177,18 @@ extension Engine {
 
     // MARK: While watched
 
+    /// How the daemon's own `error` on a root begins (a provider's message on the root is its
+    /// own): the error it clears once the directory is back.
+    static func rootErrorPrefix(_ root: [UInt8]) -> String {
+        "\(PathBytes.display(root)): "
+    }
+
     /// The root directory itself was deleted, moved away or unmounted: it turns `error`, its
     /// entries keep what they had, and the watcher watches for it to come back.
     func rootVanished(_ root: [UInt8], reason: String) {
         let message = "the root directory was \(reason); it is watched again when it comes back"
         guard roots.vanished(root, message: message) else { return }
-        tree.setRootError(root, message: "\(PathBytes.display(root)): \(message)")
+        tree.setRootError(root, message: Self.rootErrorPrefix(root) + message)
         pushRoot(root)
     }
 
@@ -265,7 +281,18 @@ extension Engine {
         line.word("watches=\(watcher?.watches(of: root.path) ?? 0)")
         if root.scanning { line.word("scanning=1") }
         if let d = root.degraded { line.option("degraded", d) }
-        if let e = root.error { line.option("message", e) }
+        if let e = root.error {
+            line.option("message", e)
+        } else if state == .error, let node = tree.root(at: root.path)?.node {
+            // 1.1: a root in error always says why; here a provider's report did it.
+            let own = tree.record(node)
+            let inError = tree.counts(node)[.error]
+            if own.state == .error, let m = own.message {
+                line.option("message", m)
+            } else {
+                line.option("message", inError == 1 ? "1 entry in error" : "\(inError) entries in error")
+            }
+        }
         return line
     }
 

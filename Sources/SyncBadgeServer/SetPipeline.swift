@@ -143,6 +143,16 @@ struct SetPipeline<Group, Waiter> {
         return (retryArmed ? .waitForRetry : .commitAgain, health)
     }
 
+    /// A root was removed (or its first scan failed): batches kept from a failed commit no
+    /// longer write anything of it, or the retry would store its entries, and with them its
+    /// row, again.
+    mutating func forgetRoot(_ path: [UInt8]) {
+        for i in unstored.indices {
+            unstored[i].upserts.removeAll { $0.root == path }
+            unstored[i].deletions.removeAll { $0.root == path }
+        }
+    }
+
     /// The retry timer fired: look for a commit to start (`commitWanted(nil, …)`).
     mutating func retryFired() {
         retryArmed = false

@@ -14,10 +14,15 @@ extension WatcherLoop {
         for c in owner.takeCommands() {
             switch c {
             case .addRoot(let path, let token, let identities):
-                emit(.rootAdded(root: path, token: token, result: addRoot(path, identities: identities)))
+                let result = addRoot(path, identities: identities)
+                // A stored root (the daemon asks identities only for those) missing at start is
+                // watched for, as a root that vanished is: it comes back as a refreshed root.
+                if identities, case .failure(.notFound) = result { awaitReturn(path) }
+                emit(.rootAdded(root: path, token: token, result: result))
             case .removeRoot(let path):
                 unwatchRoot(path)
                 stopAwaitingReturn(path)
+                timers.ignoreFileReads.removeValue(forKey: path)
                 mountPointRoots.remove(path)
                 rootIdentity.removeValue(forKey: path)
             case .barrier(let token):

@@ -87,8 +87,15 @@ extension WatcherLoop {
         } else if has(m, IN_ATTRIB) {
             emit(.changed(path: path, kind: isDir ? .dir : kindOf(path), what: .attrib))
         }
-        if dir.parent < 0 && e.name == IgnoreRules.fileName && ignoreFileIsFinal(m, path) {
-            emit(.ignoreFileChanged(root: dirPath, contents: DirectoryScanner.readFile(path)))
+        if dir.parent < 0 && e.name == IgnoreRules.fileName {
+            if ignoreFileIsFinal(m, path) {
+                timers.ignoreFileReads.removeValue(forKey: dirPath)
+                emit(.ignoreFileChanged(root: dirPath, contents: DirectoryScanner.readFile(path)))
+            } else if has(m, IN_CREATE) {
+                // Its writer's close is expected; should none come under this name (a link
+                // whose source was removed meanwhile, an O_TMPFILE linked in), read it anyway.
+                timers.ignoreFileReads[dirPath] = .now + RecoveryTimers.ignoreFileReadDelay
+            }
         }
     }
 

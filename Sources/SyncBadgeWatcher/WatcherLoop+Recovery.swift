@@ -27,6 +27,10 @@ struct RecoveryTimers {
     var returnChecks: [[UInt8]: Due] = [:]
     /// The wait before a degraded root's next rescan, doubling up to `maxDegradedDelay`.
     var degradedDelay: [[UInt8]: Duration] = [:]
+    /// Roots whose ignore file was created and whose writer's close has not come yet: read
+    /// then anyway, for a file that no writer will close under that name (see
+    /// `ignoreFileIsFinal`).
+    var ignoreFileReads: [[UInt8]: ContinuousClock.Instant] = [:]
     var lastOverflow: ContinuousClock.Instant?
     var overflowDelay: Duration = .zero
 
@@ -37,8 +41,9 @@ struct RecoveryTimers {
     /// Overflows closer together than this count as a storm and back off.
     static let overflowStormWindow = Duration.seconds(10)
     static let maxOverflowDelay = Duration.seconds(16)
+    static let ignoreFileReadDelay = Duration.seconds(1)
 
-    var isEmpty: Bool { rescans.isEmpty && returnChecks.isEmpty }
+    var isEmpty: Bool { rescans.isEmpty && returnChecks.isEmpty && ignoreFileReads.isEmpty }
 
     /// Records an overflow; returns how long to wait before rescanning.
     mutating func overflowed(now: ContinuousClock.Instant = .now) -> Duration {
@@ -64,7 +69,7 @@ struct RecoveryTimers {
     /// Whole seconds until the next due work (libinotifytools' timeout unit), rounded up;
     /// -1 (block) when there is none.
     func secondsUntilDue(now: ContinuousClock.Instant = .now) -> Int {
-        let dues = rescans.values.map(\.due) + returnChecks.values.map(\.at)
+        let dues = rescans.values.map(\.due) + returnChecks.values.map(\.at) + Array(ignoreFileReads.values)
         guard let next = dues.min() else { return -1 }
         let left = next - now
         if left <= .zero { return 0 }
@@ -89,6 +94,11 @@ extension WatcherLoop {
         if !due.isEmpty { scheduleDegradedRescans() }
         for (path, check) in timers.returnChecks where check.at <= now {
             checkReturn(path, delay: check.delay)
+        }
+        for (root, at) in timers.ignoreFileReads where at <= now {
+            timers.ignoreFileReads.removeValue(forKey: root)
+            guard rootWds[root] != nil else { continue }
+            emit(.ignoreFileChanged(root: root, contents: DirectoryScanner.readFile(PathBytes.join(root, IgnoreRules.fileName))))
         }
     }
 

@@ -28,6 +28,8 @@ enum GlobalOptions {
             }
         }
         guard !leading.isEmpty, i < arguments.endIndex, !arguments[i].hasPrefix("-") else { return arguments }
+        // `help` takes a subcommand's name, not options: `syncbadge --socket S help` is help.
+        if arguments[i] == "help" { return Array(arguments[i...]) }
         return [arguments[i]] + leading + arguments[(i + 1)...]
     }
 }

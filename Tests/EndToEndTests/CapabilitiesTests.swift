@@ -57,8 +57,10 @@ import SyncBadgeCore
 
     @Test func definedBadgesArePushedAndOutliveTheirProvider() throws {
         let d = try DaemonHarness()
+        let root = try d.addRoot(files: ["f"])
         let viewer = try d.connect()
         var provider: Connection? = try d.connect(role: "provider", name: "engine")
+        _ = try provider!.request("CLAIM", [.path(Array(root.utf8))])
         _ = try provider!.request("DEFINE-BADGE", [.word("cloud"), .option("label", "In the cloud"), .option("glyph", "☁"),
                                                    .option("ascii", "c"), .option("color", "36")])
         let push = try viewer.waitForPush("* BADGE") { $0.kind == "BADGE" }
@@ -67,8 +69,10 @@ import SyncBadgeCore
         _ = try provider!.request("DEFINE-BADGE", [.word("cloud"), .option("label", "Uploaded"), .option("glyph", "☁"),
                                                    .option("ascii", "c"), .option("color", "34")])
         #expect(try viewer.waitForPush("the replaced badge") { $0.kind == "BADGE" }.option("color") == "34")
-        // Still defined once its provider is gone: states may name it.
+        // Still defined once its provider is gone (its claim's end says the close was
+        // handled): states may name it.
         provider = nil
+        try viewer.waitForPush("the claim's end") { $0.kind == "ROOT" && $0.path == root && $0.option("provider") == nil }
         #expect(try viewer.request("BADGES").data.contains { $0.fields.first?.string == "cloud" && $0.option("label") == "Uploaded" })
     }
 
@@ -104,6 +108,24 @@ import SyncBadgeCore
         let after = try d.connect()
         #expect(try after.status(root + "/other").state == "syncing")
         #expect(try after.status(root + "/up").state == "pending")
+    }
+
+    /// An ignore file that no writer closes under its name (an O_TMPFILE linked in) is read
+    /// all the same, a moment later.
+    @Test func anIgnoreFileLinkedFromATemporaryFileIsRead() throws {
+        let d = try DaemonHarness()
+        let root = try d.addRoot(files: ["keep.txt"])
+        let c = try d.connect()
+        _ = try c.request("OBSERVE", [.path(Array(root.utf8))])
+        // O_TMPFILE (Glibc does not export the macro): __O_TMPFILE | O_DIRECTORY.
+        let fd = open(root, 0o20200000 | O_WRONLY, 0o644)
+        #expect(fd >= 0, "O_TMPFILE: \(errno)")
+        guard fd >= 0 else { return }
+        let rules = Array("*.txt\n".utf8)
+        #expect(write(fd, rules, rules.count) == rules.count)
+        #expect(linkat(AT_FDCWD, "/proc/self/fd/\(fd)", AT_FDCWD, root + "/.syncbadgeignore", AT_SYMLINK_FOLLOW) == 0)
+        close(fd)
+        try c.waitForPush { $0.kind == "ITEM" && $0.path == root + "/keep.txt" && $0.fields[1].string == "ignored" }
     }
 
     /// A root in `error` says why on its ROOT line (1.1).

@@ -183,6 +183,43 @@ import SyncBadgeCore
         try c.waitForPush { $0.kind == "ITEM" && $0.path == root + "/keep.txt" && $0.fields[1].string == "ignored" }
     }
 
+    /// A stored root whose directory is missing when the daemon starts is in error, and is
+    /// watched again once the directory is back; one that vanished while the daemon was down
+    /// and is back when it starts is not in error.
+    @Test func aRootMissingAtStartIsWatchedForAndOneBackAtStartIsFine() throws {
+        let d = try DaemonHarness()
+        let missing = try d.addRoot("missing", files: ["f"])
+        let back = try d.addRoot("back", files: ["g"])
+        var c = try d.connect()
+        try FileManager.default.removeItem(atPath: back)
+        try c.waitForPush("the vanished root") { $0.kind == "ROOT" && $0.path == back && $0.fields[1].string == "error" }
+        d.stop()
+        try FileManager.default.removeItem(atPath: missing)
+        try FileManager.default.createDirectory(atPath: back, withIntermediateDirectories: true)
+        try d.start()
+        c = try d.connect()
+        // Roots answer `scanning=1` until their scan is in: wait for both to be through it.
+        func settled() throws -> [WireMessage] {
+            let deadline = Date().addingTimeInterval(15)
+            while true {
+                let roots = try c.request("ROOTS").data
+                if !roots.contains(where: { $0.option("scanning") == "1" }) { return roots }
+                guard Date() < deadline else { throw HarnessError(description: "roots still scanning: \(roots)") }
+                _ = try c.nextPush(timeout: 0.2)
+            }
+        }
+        let roots = try settled()
+        #expect(roots.first { $0.path == missing }?.fields[1].string == "error")
+        #expect(roots.first { $0.path == back }?.fields[1].string != "error")
+        #expect(try c.status(back).state != "error")
+        try FileManager.default.createDirectory(atPath: missing, withIntermediateDirectories: true)
+        try c.waitForPush("the missing root back") { $0.kind == "ROOT" && $0.path == missing && $0.fields[1].string != "error" }
+        try touchFile(missing + "/later")
+        _ = try c.request("OBSERVE", [.path(Array(missing.utf8))])
+        try touchFile(missing + "/later2")
+        try c.waitForPush("a change in the returned root") { $0.kind == "ITEM" && $0.path == missing + "/later2" }
+    }
+
     @Test func aDeletedRootTurnsToErrorAndIsWatchedAgainWhenRecreated() throws {
         let d = try DaemonHarness()
         let gone = try d.addRoot("gone", files: ["a/f"])

@@ -114,21 +114,81 @@ import SyncBadgeWatcher
     /// unknown option sends a request the general way).
     @Test func plainStatusAnswersAsTheGeneralPathDoes() throws {
         let h = try EngineHarness()
-        try h.addRoot(files: ["a", "two words", "b"])
+        try h.addRoot(files: ["a", "two words", "b", "tab\tname", "caf\u{FF}e", "x.swp"])
         let provider = try h.connect(role: "provider")
         let t = provider.send("SET error /r/a message=no%20space progress=3")
         h.passBarriers()
         #expect(provider.answer(t).first?.hasPrefix("OK") == true)
         let viewer = try h.connect()
+        h.engine.apply([.deleted(path: Array("/r/b".utf8), wasDirectory: false)])  // a tombstone
         for request in ["STATUS /r", "STATUS /r/a", "STATUS /r/two%20words", "STATUS /r/a /r/b /r", "STATUS /elsewhere",
-                        "STATUS /r/missing", "STATUS /r/a/", "STATUS r/a", "STATUS /r/a  /r/b", "STATUS"] {
+                        "STATUS /r/missing", "STATUS /r/a/", "STATUS r/a", "STATUS /r/a  /r/b", "STATUS",
+                        "STATUS /r/tab\tname", "STATUS /r/caf\u{FF}e", "STATUS /r/x.swp", "STATUS /r/b"] {
             let fast = try viewer.request(request)
             let general = try viewer.request(request + " x=1")
             #expect(fast == general, "\(request)")
             #expect(!fast.isEmpty)
         }
-        #expect(try viewer.request("STATUS /r/a /r/b") == ["ITEM /r/a error badge=error kind=file progress=3 message=no%20space gen=1",
-                                                          "ITEM /r/b unknown badge=unknown kind=file gen=1", "OK"])
+        #expect(try viewer.request("STATUS /r/a /r/two%20words") == ["ITEM /r/a error badge=error kind=file progress=3 message=no%20space gen=1",
+                                                                    "ITEM /r/two%20words unknown badge=unknown kind=file gen=1", "OK"])
+        // A CR before the LF is dropped, whichever way the line goes.
+        #expect(try viewer.request("STATUS /r/a\r") == viewer.request("STATUS /r/a"))
+        // Before HELLO, STATUS is refused as any verb is.
+        let stranger = FakeClient(channel: EmbeddedChannel(handler: Session(engine: h.engine, id: h.engine.makeSessionID(), peerPID: 1, allocator: ByteBufferAllocator()), loop: h.loop))
+        #expect(try stranger.request("STATUS /r/a") == ["ERR hello-required"])
+    }
+
+    /// A recursive SET gives its provider only the entries it changed: a file it skipped as
+    /// stale stays the syncing of the SET that made it so, and is released with that one.
+    @Test func aRecursiveSetOwnsOnlyWhatItChanged() throws {
+        let h = try EngineHarness()
+        try h.addRoot(files: ["f", "g"])
+        let viewer = try h.connect()
+        _ = try viewer.request("OBSERVE /r")
+        let gen = try viewer.request("STATUS /r").first!.split(separator: " ").first { $0.hasPrefix("gen=") }!.dropFirst(4)
+        h.engine.apply([.changed(path: Array("/r/f".utf8), kind: .file, what: .modify)])  // f's gen moves past the root's
+        let a = try h.connect(role: "provider", name: "a")
+        let t1 = a.send("SET syncing /r/f")
+        h.passBarriers()
+        #expect(a.answer(t1).first?.hasPrefix("OK") == true)
+        let t2 = a.send("SET synced /r gen=\(gen) recursive=1")
+        h.passBarriers()
+        #expect(a.answer(t2).first?.hasPrefix("OK") == true)
+        #expect(try viewer.request("STATUS /r/f").first?.hasPrefix("ITEM /r/f syncing") == true)
+        #expect(try viewer.request("STATUS /r/g").first?.hasPrefix("ITEM /r/g synced") == true)
+        _ = viewer.pushes()
+        a.close()
+        #expect(viewer.pushes().contains { $0.hasPrefix("ITEM /r/f pending") })
+    }
+
+    /// A SET that waited for its barrier while its engine went away is applied, and its
+    /// `syncing` released at once: the close came before it.
+    @Test func aSyncingSetWhoseEngineLeftBeforeItsBarrierIsReleased() throws {
+        let h = try EngineHarness()
+        try h.addRoot(files: ["f"])
+        let a = try h.connect(role: "provider", name: "a")
+        a.send("SET syncing /r/f progress=10")
+        a.close()
+        h.passBarriers()
+        let viewer = try h.connect()
+        let f = try viewer.request("STATUS /r/f").first
+        #expect(f?.hasPrefix("ITEM /r/f pending") == true && f?.contains("message=a%20stopped") == true)
+    }
+
+    /// ROOT lines of a root in error say why, whoever put it there (1.1).
+    @Test func aRootInErrorByAProviderSaysWhyToo() throws {
+        let h = try EngineHarness()
+        try h.addRoot(files: ["f", "g"])
+        let a = try h.connect(role: "provider")
+        let t = a.send("SET error /r/f message=disk%20full")
+        h.passBarriers()
+        _ = a.answer(t)
+        let viewer = try h.connect()
+        #expect(try viewer.request("ROOTS").first == "ROOT /r error watches=1 message=1%20entry%20in%20error")
+        let t2 = a.send("SET error /r message=quota%20exceeded")
+        h.passBarriers()
+        _ = a.answer(t2)
+        #expect(try viewer.request("ROOTS").first == "ROOT /r error watches=1 message=quota%20exceeded")
     }
 
     /// LIST writes each child's line in reused buffers: the same line STATUS gives for it.

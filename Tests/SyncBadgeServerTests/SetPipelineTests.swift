@@ -109,6 +109,22 @@ import SyncBadgeCore
         #expect(end18 == (.retry(after: .milliseconds(250)), .failing))
     }
 
+    @Test func aRemovedRootsKeptChangesAreNotWrittenAgain() {
+        var p = Pipeline()
+        var batch = StoreChanges()
+        batch.upserts.append(.init(root: [1], relativePath: [2], record: EntryRecord(kind: .file, state: .pending, gen: 1)))
+        batch.upserts.append(.init(root: [3], relativePath: [4], record: EntryRecord(kind: .file, state: .pending, gen: 2)))
+        batch.deletions.append(.init(root: [1], relativePath: [5]))
+        _ = p.commitWanted(nil, hasChanges: true)
+        let c1 = p.begin(fresh: batch)
+        _ = p.finished(c1.batches, succeeded: false)
+        p.forgetRoot([1])
+        p.retryFired()
+        _ = p.commitWanted(nil, hasChanges: false)
+        let kept = p.begin(fresh: StoreChanges()).batches
+        #expect(kept.count == 1 && kept[0].upserts.map(\.root) == [[3]] && kept[0].deletions.isEmpty)
+    }
+
     @Test func theBackoffStopsGrowingAtThirtySeconds() {
         var p = Pipeline()
         var delays: [TimeAmount] = []

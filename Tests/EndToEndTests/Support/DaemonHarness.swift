@@ -63,7 +63,7 @@ final class OutputWatcher: Sendable {
         thread.start()
     }
 
-    /// Waits until the output contains `needle` (seen after `from` characters); false at the deadline.
+    /// Waits until the output contains `needle`; false at the deadline or once it ended.
     func wait(for needle: String, timeout: Double = 20) -> Bool {
         let deadline = DispatchTime.now() + timeout
         while true {

@@ -107,12 +107,12 @@ final class EngineHarness {
     /// Registers `/r` holding `names` (files), answering the watcher's scan as it would.
     func addRoot(_ root: String = "/r", files names: [String]) throws {
         let admin = try connect(role: "admin")
-        admin.send("ADD-ROOT \(root)")  // t2, after HELLO
+        let tag = admin.send("ADD-ROOT \(root)")
         guard let token = watcher.lastAddRootToken else { throw HarnessError("no scan asked for") }
         var scan = ScanTree()
         for n in names { scan.append(parent: -1, name: Array(n.utf8), kind: .file) }
         engine.apply([.rootAdded(root: Array(root.utf8), token: token, result: .success(RootScan(scan: scan, ignoreFile: nil, watches: 1, degraded: nil)))])
-        let answer = admin.answer("t2")
+        let answer = admin.answer(tag)
         guard answer == ["OK"] else { throw HarnessError("ADD-ROOT: \(answer)") }
     }
 
