@@ -164,7 +164,7 @@ def fig_register(ctx, only):
     if "register" in only:
         s, b = median(sb), median(inw)
         out.append(Figure(f"register {size} (median of {reps})", fmt_time(s),
-                          f"inotifywait -r {fmt_time(b)}", s / b, "≤ 0.6×", s / b <= 0.6))
+                          f"inotifywait -r {fmt_time(b)}", s / b, "≤ 0.5×", s / b <= 0.5))
         b = median(wm)
         out.append(Figure("register, vs watchman watch-project+query", fmt_time(s),
                           f"watchman {fmt_time(b)}", s / b, "reference", None))
@@ -275,14 +275,14 @@ def fig_push_latency(ctx, only):
     im, ip = median(lat["inw"]), percentile(lat["inw"], 99)
     wmm, wp = median(lat["wm"]), percentile(lat["wm"], 99)
     return [
-        Figure(f"write→push median ({n} writes)", fmt_time(sm), f"watchman (settle 1 ms) {fmt_time(wmm)}",
-               sm / wmm, "≤ 0.25×", sm / wmm <= 0.25),
-        Figure("write→push p99", fmt_time(sp), f"watchman {fmt_time(wp)}", sp / wp, "≤ 1 ms",
-               sp <= 1e-3),
-        Figure("write→push median, vs inotifywait -m", fmt_time(sm), f"inotifywait {fmt_time(im)}",
-               sm / im, "reference", None),
-        Figure("write→push p99, vs inotifywait -m", fmt_time(sp), f"inotifywait {fmt_time(ip)}",
-               sp / ip, "reference", None),
+        Figure(f"write→push median ({n} writes)", fmt_time(sm), f"inotifywait -m {fmt_time(im)}",
+               sm / im, "≤ 3×", sm / im <= 3),
+        Figure("write→push p99", fmt_time(sp), f"inotifywait -m {fmt_time(ip)}", sp / ip, "≤ 0.5 ms",
+               sp <= 0.5e-3),
+        Figure("write→push median, vs watchman", fmt_time(sm), f"watchman (settle 1 ms) {fmt_time(wmm)}",
+               sm / wmm, "reference", None),
+        Figure("write→push p99, vs watchman", fmt_time(sp), f"watchman {fmt_time(wp)}",
+               sp / wp, "reference", None),
     ]
 
 
@@ -290,9 +290,11 @@ def fig_push_latency(ctx, only):
 # 4 and 5. STATUS round trips against the C echo server.
 
 
-def loadgen(ctx, sock, mode, request, k, total, window, timeout=120):
-    """Runs loadgen.c: `request` is [VERB, FIELD...], which it encodes."""
-    r = subprocess.run([ctx.tool("loadgen"), sock, mode, str(k), str(total), str(window), str(timeout)] + request,
+def loadgen(ctx, sock, mode, request, k, total, window, timeout=120, cpu=None):
+    """Runs loadgen.c: `request` is [VERB, FIELD...], which it encodes. `cpu`: pinned there
+    (taskset -c)."""
+    pin = ["taskset", "-c", str(cpu)] if cpu is not None else []
+    r = subprocess.run(pin + [ctx.tool("loadgen"), sock, mode, str(k), str(total), str(window), str(timeout)] + request,
                        capture_output=True, text=True, timeout=timeout + 10, stdin=subprocess.DEVNULL)
     if r.returncode != 0:
         raise BenchError(f"loadgen {mode}: {r.stderr.strip()}")
@@ -300,6 +302,30 @@ def loadgen(ctx, sock, mode, request, k, total, window, timeout=120):
     if int(vals["errors"]):
         raise BenchError(f"loadgen {mode}: {vals['errors']} ERR answers")
     return {k: float(v) for k, v in vals.items()}
+
+
+def pin_all(pid, cpus):
+    """Every thread of a process we started onto `cpus` (taskset -a -p); the threads it starts
+    later inherit it from theirs."""
+    r = subprocess.run(["taskset", "-a", "-p", "-c", ",".join(map(str, sorted(cpus))), str(pid)],
+                       capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+    if r.returncode != 0:
+        raise BenchError(f"taskset -a -p {pid}: {r.stderr.strip()}")
+
+
+def placements():
+    """Where the STATUS figures run, as (name, server CPUs, client CPU, label): the scheduler's
+    choice, then pinned (issue 17: unpinned, the echo server's own round trip moves between 8 and
+    64 µs with the cores the two processes land on). The server (the daemon, every thread, or the
+    echo server) is on the first CPU we may use; the client on that CPU too (same-core) or on the
+    next (cross-core). Cross-core is left out on a single CPU."""
+    cpus = sorted(os.sched_getaffinity(0))
+    out = [("unpinned", cpus, None, "unpinned")]
+    out.append(("same-core", [cpus[0]], cpus[0], f"same-core: server and client on CPU {cpus[0]}"))
+    if len(cpus) >= 2:
+        out.append(("cross-core", [cpus[0]], cpus[1],
+                    f"cross-core: server on CPU {cpus[0]}, client on CPU {cpus[1]}"))
+    return out
 
 
 def fig_status(ctx, only):
@@ -311,37 +337,56 @@ def fig_status(ctx, only):
     d = Daemon(ctx, "std")
     echo_sock = os.path.join(base, "echo.sock")
     echo = ctx.spawn([ctx.tool("echo"), echo_sock], stdout=subprocess.PIPE)
+    places = placements()
+    if len(places) < 3:
+        ctx.notes.append("one CPU: the cross-core STATUS figures are left out")
     out = []
+
+    def measure(k, window, totals, value):
+        """Rounds of loadgen against both servers, in every placement: the placements rotate
+        from round to round, and within a placement the two servers alternate which goes
+        first. Returns {placement: (daemon values, echo values)}."""
+        got = {p[0]: ([], []) for p in places}
+        for r in range(rounds):
+            for name, server_cpus, client_cpu, _ in places[r % len(places):] + places[:r % len(places)]:
+                pin_all(d.pid, server_cpus)
+                pin_all(echo.pid, server_cpus)
+                pair = [(0, d.sock, "daemon", totals[0]), (1, echo_sock, "echo", totals[1])]
+                for i, sock, mode, total in (pair if r % 2 == 0 else pair[::-1]):
+                    v = loadgen(ctx, sock, mode, request, k, total, window, cpu=client_cpu)
+                    got[name][i].append(value(v))
+        return got
+
     try:
-        d.add_root(d.conn(), root)
+        admin = d.conn()
+        d.add_root(admin, root)
+        admin.close()
         if echo.stdout.readline().strip() != b"ready":
             raise BenchError("echo server did not start")
         rounds = 3
         if "status-rtt" in only:
             total = 3000 if ctx.quick else 20000
-            log(f"STATUS round trips: {rounds} rounds of {total} per server")
-            sb, ec = [], []
-            for r in range(rounds):
-                pair = [("sb", d.sock, "daemon"), ("echo", echo_sock, "echo")]
-                for name, sock, mode in (pair if r % 2 == 0 else pair[::-1]):
-                    v = loadgen(ctx, sock, mode, request, 1, total, 1)
-                    (sb if name == "sb" else ec).append(v["rtt_median_us"] * 1e-6)
-            s, b = median(sb), median(ec)
-            out.append(Figure("STATUS round trip, sequential (median)", fmt_time(s),
-                              f"C echo {fmt_time(b)}", s / b, "≤ 1.5×", s / b <= 1.5))
+            log(f"STATUS round trips: {rounds} rounds of {total} per server and placement "
+                f"({', '.join(p[0] for p in places)})")
+            got = measure(1, 1, (total, total), lambda v: v["rtt_median_us"] * 1e-6)
+            for name, _, _, label in places:
+                s, b = median(got[name][0]), median(got[name][1])
+                pinned = name != "unpinned"
+                out.append(Figure(f"STATUS round trip, sequential (median), {label}", fmt_time(s),
+                                  f"C echo {fmt_time(b)}", s / b, "≤ 1.5×" if pinned else "reference",
+                                  s / b <= 1.5 if pinned else None))
         if "pipelined" in only:
             sbt, ect = (50000, 500000) if ctx.quick else (300000, 3000000)
-            log(f"pipelined STATUS: 100 per write, 8 writes in flight; {rounds} rounds")
-            sb, ec = [], []
-            for r in range(rounds):
-                pair = [("sb", d.sock, "daemon", sbt), ("echo", echo_sock, "echo", ect)]
-                for name, sock, mode, total in (pair if r % 2 == 0 else pair[::-1]):
-                    v = loadgen(ctx, sock, mode, request, 100, total, 8)
-                    (sb if name == "sb" else ec).append(v["rps"])
-            s, b = median(sb), median(ec)
-            out.append(Figure("pipelined STATUS, 100 per write (req/s)", f"{s:,.0f}/s",
-                              f"C echo {b:,.0f}/s", s / b, "≥ 1,000,000/s and ≥ 0.25×",
-                              s >= 1e6 and s / b >= 0.25))
+            log(f"pipelined STATUS: 100 per write, 8 writes in flight; {rounds} rounds per "
+                f"server and placement")
+            got = measure(100, 8, (sbt, ect), lambda v: v["rps"])
+            for name, _, _, label in places:
+                s, b = median(got[name][0]), median(got[name][1])
+                pinned = name != "unpinned"
+                out.append(Figure(f"pipelined STATUS, 100 per write (req/s), {label}", f"{s:,.0f}/s",
+                                  f"C echo {b:,.0f}/s", s / b,
+                                  "≥ 1,000,000/s and ≥ 0.25×" if pinned else "reference",
+                                  (s >= 1e6 and s / b >= 0.25) if pinned else None))
     finally:
         ctx.stop(echo)
         d.stop()
@@ -425,7 +470,7 @@ def fig_cli(ctx, only):
     s, b = median(sbm), median(truem)
     diff = s - b
     return [Figure(f"`syncbadge status` one-shot (hyperfine mean)", fmt_time(s),
-                   f"/bin/true {fmt_time(b)}", s / b, "≤ +3 ms", diff <= 3e-3,
+                   f"/bin/true {fmt_time(b)}", s / b, "≤ +1 ms", diff <= 1e-3,
                    note=f"difference {fmt_time(diff)}")]
 
 
@@ -477,10 +522,12 @@ def fig_prompt(ctx, only):
     d = Daemon(ctx, "promptd")
     n = 300 if ctx.quick else 2000
     rounds = 2 if ctx.quick else 3
+    # Limits on the hook's cost per prompt (with it minus without it), (same directory, a cd).
     shells = {
-        "zsh": (["zsh", "-f", "-c", ZSH_LOOP], os.path.join(REPO, "Examples/prompt/syncbadge.zsh"), 1e-3),
+        "zsh": (["zsh", "-f", "-c", ZSH_LOOP], os.path.join(REPO, "Examples/prompt/syncbadge.zsh"),
+                (1e-3, 0.3e-3)),
         "bash": (["bash", "--norc", "--noprofile", "-c", BASH_LOOP],
-                 os.path.join(REPO, "Examples/prompt/syncbadge.bash"), 2e-3),
+                 os.path.join(REPO, "Examples/prompt/syncbadge.bash"), (1e-3, 1e-3)),
     }
     res = {}
     try:
@@ -505,13 +552,13 @@ def fig_prompt(ctx, only):
     finally:
         d.stop()
     out = []
-    for sh, (_, _, limit) in shells.items():
+    for sh, (_, _, limits) in shells.items():
         for cd, what in ((0, "same directory"), (1, "a cd before every prompt")):
             w, wo = median(res[(sh, cd, 1)]), median(res[(sh, cd, 0)])
-            diff = w - wo
+            diff, limit = w - wo, limits[cd]
             out.append(Figure(f"prompt hook, {sh}, {what} (per prompt)", fmt_time(w),
                               f"no hook {fmt_time(wo)}", w / wo,
-                              f"≤ +{limit * 1e3:.0f} ms", diff <= limit, note=f"cost {fmt_time(diff)}"))
+                              f"≤ +{limit * 1e3:g} ms", diff <= limit, note=f"cost {fmt_time(diff)}"))
     ctx.notes.append(
         "prompt: each shell runs, in one non-interactive process (`zsh -f -c`, `bash --norc -c`), "
         "a loop of N prompts: the hook (`_syncbadge_precmd`) then the prompt's expansion "
@@ -626,21 +673,29 @@ def fig_burst(ctx, only):
     note = f"{resets} * RESET during the bursts (then STATUS polling)" if resets else None
     where = "tmpfs" if base.startswith("/dev/shm") else "disk"
     return [Figure(f"burst of {n:,} creates ({where}) until all pending", fmt_time(s),
-                   f"inotifywait -m {fmt_time(b)}", s / b, "≤ 1.5×", s / b <= 1.5, note=note)]
+                   f"inotifywait -m {fmt_time(b)}", s / b, "≤ 1.2×", s / b <= 1.2, note=note)]
 
 
 # =============================================================================================
 # 10. A million files.
 
 
+def million_tree(ctx):
+    """The tree of 1,000,010 files in 100,001 directories (quick: a tenth of it), made once per
+    run and shared by `million` and `startup`. Returns (path, directories, files)."""
+    if "million" not in ctx.shared:
+        top, sub = (10, 999) if ctx.quick else (100, 999)
+        tree = os.path.join(ctx.tmpdir("million"), "root")
+        log("million: generating the tree" + (" (quick: a tenth of it)" if ctx.quick else ""))
+        t = now()
+        dirs, files = make_tree(ctx, tree, top, sub, 10)
+        log(f"million: {dirs:,} directories, {files:,} files in {now() - t:.1f} s")
+        ctx.shared["million"] = (tree, dirs, files)
+    return ctx.shared["million"]
+
+
 def fig_million(ctx, only):
-    top, sub = (10, 999) if ctx.quick else (100, 999)
-    base = ctx.tmpdir("million")
-    tree = os.path.join(base, "root")
-    log("million: generating the tree" + (" (quick: a tenth of it)" if ctx.quick else ""))
-    t = now()
-    dirs, files = make_tree(ctx, tree, top, sub, 10)
-    log(f"million: {dirs:,} directories, {files:,} files in {now() - t:.1f} s")
+    tree, dirs, files = million_tree(ctx)
     if not ensure_watches(ctx, dirs):
         return [Figure("1M files: registration", "skipped", "—", None, "≤ 3 s", None,
                        note="fs.inotify.max_user_watches too low and not root")]
@@ -758,6 +813,206 @@ def fig_many(ctx, only):
 
 
 # =============================================================================================
+# 12. LIST of a directory of 10,000 entries.
+
+
+def hyperfine_median(cmd, runs, js, cwd=None):
+    """hyperfine -N (no shell: the process alone; its output to /dev/null): the median, s."""
+    r = subprocess.run(["hyperfine", "-N", "--warmup", "3", "--runs", str(runs), "--style", "none",
+                        "--export-json", js, cmd], cwd=cwd, timeout=300, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise BenchError(f"hyperfine {cmd}: {r.stderr.strip()[-300:]}")
+    with open(js) as f:
+        return json.load(f)["results"][0]["median"]
+
+
+def fig_list(ctx, only):
+    """What a file manager does, against what a terminal user does: a file manager keeps its
+    connection, so LIST is timed on a connection that said HELLO beforehand (loadgen.c: one LIST,
+    read until its `OK`, repeat; the median); `ls -lU` is a whole process each time (hyperfine
+    -N, output to /dev/null, the median)."""
+    n = 10000
+    rounds = 3 if ctx.quick else 5
+    lists = 20 if ctx.quick else 100     # LISTs per round
+    runs = 10 if ctx.quick else 30       # ls per round
+    base = ctx.tmpdir("list")
+    root = os.path.join(base, "root")
+    big = os.path.join(root, "big")
+    os.makedirs(big)
+    r = subprocess.run([ctx.tool("mkfiles"), "flat", big, str(n)], timeout=300, stdin=subprocess.DEVNULL)
+    if r.returncode != 0:
+        raise BenchError("mkfiles flat failed")
+    ls_cmd = f"ls -lU {shlex.quote(big)}"
+    # Both must give the whole directory, or we would time something else.
+    r = subprocess.run(["ls", "-lU", big], capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    lines = r.stdout.count(b"\n")
+    if r.returncode != 0 or lines != n + 1:   # + the "total" line
+        raise BenchError(f"ls -lU: exit {r.returncode}, {lines} lines for {n} files")
+    d = Daemon(ctx, "listd")
+    sb, ls = [], []
+    try:
+        admin = d.conn()
+        d.add_root(admin, root)
+        admin.close()
+        c = d.conn("viewer", "list-check")
+        final, data = c.request("LIST", big)   # unmeasured: checks the answer, warms up
+        c.close()
+        items = sum(1 for m in data if m.kind == "ITEM")
+        if not final.ok or final.opt("count") != str(n) or items != n:
+            raise BenchError(f"LIST {big}: {final}, {items} ITEM lines for {n} files")
+        log(f"LIST of {n:,} entries: {rounds} rounds of {lists} LISTs and {runs} ls -lU")
+        for rnd in range(rounds):
+            for which in (("sb", "ls") if rnd % 2 == 0 else ("ls", "sb")):
+                if which == "sb":
+                    v = loadgen(ctx, d.sock, "daemon", ["LIST", big], 1, lists, 1)
+                    sb.append(v["rtt_median_us"] * 1e-6)
+                else:
+                    ls.append(hyperfine_median(ls_cmd, runs, os.path.join(base, f"h{rnd}.json")))
+    finally:
+        d.stop()
+    s, b = median(sb), median(ls)
+    ctx.notes.append("list-10k: LIST on a connection that said HELLO before (a file manager keeps its "
+                     "connection), read until OK count=10000; `ls -lU` timed as a whole process "
+                     "(a terminal user starts it), output to /dev/null")
+    return [Figure(f"LIST of {n:,} entries, whole answer (median)", fmt_time(s),
+                   f"ls -lU {fmt_time(b)}", s / b, "≤ 0.5×", s / b <= 0.5)]
+
+
+# =============================================================================================
+# 13. Start-up with a million entries stored.
+
+
+def wait_stored(d, tree):
+    """Until every change the daemon made to its tree so far is in its store: a provider's SET
+    is answered once a group commit holding it has ended, and a commit takes every change the
+    tree has at its start, so the OK of a SET made now is a barrier. (It sets one file `unknown`,
+    which it is already.)"""
+    p = d.conn("provider", "bench-store")
+    try:
+        final, _ = p.request("SET", "unknown", os.path.join(tree, "file00.txt"), timeout=300)
+        if not final.ok:
+            raise BenchError(f"SET (the store barrier): {final}")
+    finally:
+        p.close()
+
+
+def stored_entries(d):
+    """Entries in a stopped daemon's store (read-only)."""
+    import sqlite3
+    db = sqlite3.connect(f"file:{os.path.join(d.state, 'state.sqlite')}?mode=ro", uri=True, timeout=10)
+    try:
+        return db.execute("SELECT count(*) FROM entry").fetchone()[0]
+    finally:
+        db.close()
+
+
+def stop_stored(d, tree, want):
+    """Stops a daemon with SIGTERM once its store holds everything, and checks it does."""
+    wait_stored(d, tree)
+    rc = d.stop(timeout=120)
+    if rc == -signal.SIGKILL:
+        raise BenchError("syncbadged did not stop within 120 s of SIGTERM (killed)")
+    n = stored_entries(d)
+    if n < want:
+        raise BenchError(f"only {n:,} of {want:,} entries stored after SIGTERM")
+    return n
+
+
+def sb_restart(ctx, ddir, tree, want):
+    """Starts the daemon on the state of `ddir` (its roots and entries stored) and times, from
+    the spawn, (1) the first `ITEM` of `STATUS <tree>` that is not `outside` (connecting with
+    retries: the socket may not be there yet, and a daemon that has not loaded its roots yet
+    answers `outside`), (2) the end of the rescan: `ROOTS` lists the root without `scanning=1`
+    (polled every 10 ms). Stops it again once its store is written. Returns (answer, rescan,
+    HELLO answered, answers before the ITEM)."""
+    d = Daemon(ctx, dir=ddir, wait=False)
+    c, early = None, 0
+    try:
+        t0 = d.t_spawn
+        deadline = t0 + 120
+        while c is None:
+            if d.proc.poll() is not None:
+                raise BenchError(d.exited())
+            try:
+                c = Conn(d.sock, "viewer", "startup")
+            except OSError:   # no socket yet, or not listening yet
+                if now() > deadline:
+                    raise BenchError("restart: no connection within 120 s")
+                time.sleep(0.002)
+        hello = now() - t0
+        while True:
+            final, data = c.request("STATUS", tree, timeout=max(1.0, deadline - now()))
+            t = now()
+            if final.ok and data and data[0].kind == "ITEM" and data[0].arg(1) != "outside":
+                break
+            early += 1
+            if now() > deadline:
+                raise BenchError(f"restart: STATUS {tree}: {final} {data[:1]}")
+            time.sleep(0.002)
+        answer = t - t0
+        while True:
+            _, data = c.request("ROOTS", timeout=max(1.0, deadline + 300 - now()))
+            t = now()
+            mine = [m for m in data if m.kind == "ROOT" and m.arg(0) == tree]
+            if mine and mine[0].opt("scanning") != "1":
+                break
+            if now() > deadline + 300:
+                raise BenchError("restart: still scanning after 420 s")
+            time.sleep(0.01)
+        rescan = t - t0
+        stop_stored(d, tree, want)
+        return answer, rescan, hello, early
+    finally:
+        if c:
+            c.close()
+        d.stop()   # no-op when stopped already
+
+
+def fig_startup(ctx, only):
+    tree, dirs, files = million_tree(ctx)
+    label = f"{files:,} files in {dirs:,} dirs"
+    q = ctx.quick
+    if not ensure_watches(ctx, dirs):
+        return [Figure(f"start with {label} stored, until STATUS", "skipped", "—", None, "≤ 1 s", None,
+                       note="fs.inotify.max_user_watches too low and not root")]
+    reps = 1 if q else 3
+    # Registered once (not measured; it also warms the caches), stored, stopped.
+    log(f"startup: registering {label} on a state directory of its own")
+    d = Daemon(ctx, "startd")
+    ddir = d.dir
+    try:
+        c = d.conn()
+        d.add_root(c, tree, timeout=600)
+        d.wait_idle(c, timeout=300)
+        c.close()
+        stored = stop_stored(d, tree, dirs + files - 1)   # the root itself may have no row
+    finally:
+        d.stop()
+    log(f"startup: {stored:,} entries stored; {reps} restarts, interleaved with inotifywait -r")
+    answer, rescan, inw, hello, early = [], [], [], [], []
+    for rep in range(reps):
+        for which in (("sb", "inw") if rep % 2 == 0 else ("inw", "sb")):
+            if which == "sb":
+                a, r, h, e = sb_restart(ctx, ddir, tree, dirs + files - 1)
+                answer.append(a); rescan.append(r); hello.append(h); early.append(e)
+            else:
+                inw.append(inw_register(ctx, tree)[0])
+    s, r, b = median(answer), median(rescan), median(inw)
+    qnote = "quick run: a tenth of the size" if q else None
+    notes = [f"{stored:,} entries stored; HELLO answered {fmt_time(median(hello))} after the spawn"]
+    if any(early):
+        notes.append(f"STATUS answered outside or ERR {max(early)} times at most before the first ITEM")
+    return [
+        Figure(f"start with {stored:,} entries stored, until STATUS <root> answers", fmt_time(s),
+               f"inotifywait -r {fmt_time(b)}", s / b, "≤ 1 s", None if q else s <= 1.0,
+               note="; ".join(notes + ([qnote] if qnote else []))),
+        Figure(f"start-up rescan of {label} (until ROOTS: no scanning=1)", fmt_time(r),
+               f"inotifywait -r {fmt_time(b)}", r / b, "≤ 1×", None if q else r / b <= 1.0, note=qnote),
+    ]
+
+
+# =============================================================================================
 
 FIGURES = [
     # (names it answers to, function)
@@ -770,6 +1025,8 @@ FIGURES = [
     (("burst",), fig_burst),
     (("million",), fig_million),
     (("many-observers",), fig_many),
+    (("list-10k",), fig_list),
+    (("startup",), fig_startup),
 ]
 ALL_NAMES = [n for names, _ in FIGURES for n in names]
 

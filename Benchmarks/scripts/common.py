@@ -61,6 +61,7 @@ class Ctx:
         self.notes = []               # printed under the table
         self._n = 0
         self.shm = None               # our directory on tmpfs, if one was made
+        self.shared = {}              # what figures share (a big tree made once per run)
 
     def tmpdir(self, name):
         """A fresh directory under the run's temp tree (short paths: sockets max 107 bytes)."""
@@ -319,33 +320,50 @@ class Conn:
 
 
 class Daemon:
-    """A syncbadged of its own: a private socket and state directory, stopped by stop()."""
+    """A syncbadged of its own: a private socket and state directory, stopped by stop().
 
-    def __init__(self, ctx, name="daemon"):
+    `dir`: an existing daemon directory to start on again (same socket, same state: a
+    restart); by default a fresh one. `wait=False` returns right after the spawn (`t_spawn`),
+    for a figure that times the start itself; `wait_socket()` then waits for the socket."""
+
+    def __init__(self, ctx, name="daemon", dir=None, wait=True):
         self.ctx = ctx
-        self.dir = ctx.tmpdir(name)
+        self.dir = dir or ctx.tmpdir(name)
         self.sock = os.path.join(self.dir, "run", "d.sock")   # the daemon makes run/ 0700
-        self.log = open(os.path.join(self.dir, "log"), "w")
+        self.state = os.path.join(self.dir, "state")
+        self.log = open(os.path.join(self.dir, "log"), "a")
+        self.t_spawn = now()
         self.proc = ctx.spawn(
             [os.path.join(ctx.sbbin, "syncbadged"), "--socket", self.sock,
-             "--state-dir", os.path.join(self.dir, "state"), "--log-level", "warning"],
+             "--state-dir", self.state, "--log-level", "warning"],
             stdout=subprocess.DEVNULL, stderr=self.log)
         self.pid = self.proc.pid
-        deadline = now() + 15
-        while True:   # up once the socket accepts a connection
+        if wait:
+            self.wait_socket(15)
+
+    def exited(self):
+        """BenchError text for a daemon that exited on its own, with the end of its log."""
+        self.log.flush()
+        with open(self.log.name) as f:
+            tail = f.read()[-500:].strip()
+        return f"syncbadged exited ({self.proc.returncode}): {tail}"
+
+    def wait_socket(self, timeout):
+        """Up once the socket accepts a connection."""
+        deadline = now() + timeout
+        while True:
             if self.proc.poll() is not None:
-                self.log.flush()
-                with open(self.log.name) as f:
-                    tail = f.read()[-500:].strip()
-                raise BenchError(f"syncbadged exited ({self.proc.returncode}): {tail}")
+                raise BenchError(self.exited())
             try:
                 s = socket.socket(socket.AF_UNIX)
-                s.connect(self.sock)
-                s.close()
+                try:
+                    s.connect(self.sock)
+                finally:
+                    s.close()
                 break
             except OSError:
                 if now() > deadline:
-                    raise BenchError("syncbadged did not open its socket within 15 s")
+                    raise BenchError(f"syncbadged did not open its socket within {timeout} s")
                 time.sleep(0.01)
 
     def conn(self, role="admin", name="bench"):
@@ -369,9 +387,11 @@ class Daemon:
             time.sleep(0.05)
         return settle_rss(self.pid)
 
-    def stop(self):
-        self.ctx.stop(self.proc)
+    def stop(self, timeout=5):
+        """SIGTERM, SIGKILL after `timeout`. Returns the exit status (negative: a signal)."""
+        self.ctx.stop(self.proc, timeout=timeout)
         self.log.close()
+        return self.proc.returncode
 
 
 # ---------------------------------------------------------------------------------------------
