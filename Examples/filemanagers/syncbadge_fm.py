@@ -41,6 +41,7 @@ HELLO_WAIT = 2.0
 RECONNECT_FIRST = 0.25      # seconds before the first reconnect; doubled up to RECONNECT_MAX
 RECONNECT_MAX = 5.0
 EMBLEM_PREFIX = "emblem-syncbadge-"
+ICON_RESCAN_MS = 5500       # GTK stats the icon directories at most every 5 s
 COLUMN_ATTRIBUTE = "syncbadge_sync"
 DEBUG = os.environ.get("SYNCBADGE_DEBUG", "") not in ("", "0")
 
@@ -482,9 +483,18 @@ class Core(object):
             return
         if install_badge_image(badge_id, image):
             self.badge_images[badge_id] = image
+            refreshed = refresh_icon_theme()
             _debug("installed the badge %s from %s" % (badge_id, image))
-            for directory in self.dirs.values():
-                self._invalidate(directory, [n for n, i in (directory.items or {}).items() if i.badge == badge_id])
+            self._redraw_badge(badge_id)
+            if not refreshed:
+                # GTK looks at the icon directories again at most every 5 seconds, and meanwhile
+                # the file manager refuses the unknown emblem: draw its files again after that.
+                GLib.timeout_add(ICON_RESCAN_MS, self._redraw_badge, badge_id)
+
+    def _redraw_badge(self, badge_id):
+        for directory in self.dirs.values():
+            self._invalidate(directory, [n for n, i in (directory.items or {}).items() if i.badge == badge_id])
+        return False
 
     def _toolbar_answered(self, reply):
         if reply.ok:
@@ -561,6 +571,29 @@ class Core(object):
 
         if self.send("ACTION", action_id, *paths, target=target, provider=provider, on_answer=answered) is None:
             notify("Sync", "no daemon answers", False)
+
+
+def refresh_icon_theme():
+    """Makes GTK look at the icon directories again now, so a badge image just installed is
+    found (GTK itself checks them at most every few seconds, and keeps a failed lookup)."""
+    try:
+        if HOST == "nautilus":
+            gi.require_version("Gtk", "4.0")
+            gi.require_version("Gdk", "4.0")
+            from gi.repository import Gdk, Gtk
+            display = Gdk.Display.get_default()
+            if display is not None:
+                theme = Gtk.IconTheme.get_for_display(display)
+                theme.set_search_path(theme.get_search_path())   # drops GTK 4's caches
+                return True
+        else:
+            gi.require_version("Gtk", "3.0")
+            from gi.repository import Gtk
+            Gtk.IconTheme.get_default().rescan_if_needed()
+            return True
+    except (ImportError, ValueError, AttributeError) as ex:
+        _debug("cannot refresh the icon theme: %r" % ex)
+    return False
 
 
 def _is_default(image):

@@ -210,10 +210,48 @@ class Shot(object):
         return out
 
 
+def emblems(shot, colours, min_area=40):
+    """The emblems on a screenshot: [(state, x, y)] (their centres) in reading order: rows
+    (centres within 20 px of each other) top to bottom, then left to right. A blob inside
+    another one's box (the white glyph leaves islands of the fill colour) is not counted."""
+    found = []
+    for state, colour in colours.items():
+        blobs = shot.blobs(colour, min_area)
+        for b in blobs:
+            if any(o is not b and o[0] <= b[0] and o[1] <= b[1] and o[2] >= b[2] and o[3] >= b[3] for o in blobs):
+                continue
+            found.append((state, (b[0] + b[2]) // 2, (b[1] + b[3]) // 2))
+    found.sort(key=lambda e: e[2])
+    rows, out = [], []
+    for e in found:
+        if rows and abs(e[2] - rows[-1][0][2]) < 20:
+            rows[-1].append(e)
+        else:
+            rows.append([e])
+    for row in rows:
+        out += sorted(row, key=lambda e: e[1])
+    return out
+
+
+def changed_pixels(a, b, step=5):
+    """How many of every `step`-th pixel differ between two screenshots of one size."""
+    n = 0
+    ra, rb = a.rgb, b.rgb
+    for i in range(0, min(len(ra), len(rb)) - 2, 3 * step):
+        if ra[i:i + 3] != rb[i:i + 3]:
+            n += 1
+    return n * step
+
+
 def screenshot(path):
     """The whole X screen (DISPLAY) with `import -window root`, saved to `path`."""
     subprocess.run(["import", "-window", "root", path], check=True, stdin=subprocess.DEVNULL,
                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=20)
+    return load(path)
+
+
+def load(path):
+    """The pixels of a PNG (ImageMagick's convert to PPM)."""
     ppm = subprocess.run(["convert", path, "-depth", "8", "ppm:-"], check=True, stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20).stdout
     m = re.match(rb"P6\s+(\d+)\s+(\d+)\s+255\s", ppm)
