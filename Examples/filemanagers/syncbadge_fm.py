@@ -34,6 +34,9 @@ import subprocess
 import sys
 import time
 
+import gi
+from gi.repository import GLib, GObject, Gio
+
 CLIENT_NAMES = {"nautilus": "nautilus", "nemo": "nemo", "nemo-desktop": "nemo", "caja": "caja"}
 MAX_DIRS = 64               # directories observed at once (LRU)
 MENU_WAIT = 0.1             # seconds a menu may wait for the daemon
@@ -106,7 +109,6 @@ sb = _load_client()
 HOST = host_name()
 FM = None
 if HOST is not None:
-    import gi
     if HOST == "nautilus":
         gi.require_version("Nautilus", "4.0")
         from gi.repository import Nautilus as FM
@@ -116,7 +118,6 @@ if HOST is not None:
     else:
         gi.require_version("Caja", "2.0")
         from gi.repository import Caja as FM
-    from gi.repository import GLib, GObject, Gio
 
 
 def _split(path):
@@ -229,6 +230,18 @@ class Core(object):
         self.backoff = RECONNECT_FIRST
         self.said_down = False
         self.connect()
+
+    def stop(self):
+        """Closes the connection for good (tests; the file managers never unload extensions)."""
+        for source in (self.retry, self.hello_timer, self.out_watch):
+            if source is not None:
+                GLib.source_remove(source)
+        self.retry = self.hello_timer = self.out_watch = None
+        self.conn.on_close = None
+        self.conn.close("stopped")
+        if self.watch is not None:
+            GLib.source_remove(self.watch)
+            self.watch = None
 
     # -- the connection --------------------------------------------------------------
 
@@ -458,7 +471,7 @@ class Core(object):
                     directory.asked = False
                     self._observe(directory)
         elif kind == "BADGE" and m.fields:
-            self._define_badge(m.arg(0), m.opt("image"))
+            self._define_badge(m.arg(0), m.opt("image"), pushed=True)
         elif kind == "BYE":
             _debug("the daemon says goodbye: %s" % m.arg(0, ""))
 
@@ -472,14 +485,16 @@ class Core(object):
     def _badges_answered(self, reply):
         if reply.ok:
             for line in reply.lines("BADGE"):
-                self._define_badge(line.arg(0), line.opt("image"))
+                self._define_badge(line.arg(0), line.opt("image"), pushed=False)
 
-    def _define_badge(self, badge_id, image):
+    def _define_badge(self, badge_id, image, pushed=True):
+        """A badge with an image: installed as the emblem icon. One listed by BADGES at connect
+        only when no icon directory has it yet (`make install` put the default set there); one
+        a `* BADGE` push (re)defines, always."""
         if not badge_id or not image or self.badge_images.get(badge_id) == image:
             return
-        if os.path.exists(os.path.join(icon_dir(), "scalable", "emblems", EMBLEM_PREFIX + badge_id + ".svg")) \
-                and badge_id not in self.badge_images and _is_default(image):
-            self.badge_images[badge_id] = image   # installed by `make install`
+        if not pushed and emblem_installed(EMBLEM_PREFIX + badge_id):
+            self.badge_images[badge_id] = image
             return
         if install_badge_image(badge_id, image):
             self.badge_images[badge_id] = image
@@ -588,16 +603,22 @@ def refresh_icon_theme():
                 return True
         else:
             gi.require_version("Gtk", "3.0")
-            from gi.repository import Gtk
-            Gtk.IconTheme.get_default().rescan_if_needed()
-            return True
+            gi.require_version("Gdk", "3.0")
+            from gi.repository import Gdk, Gtk
+            if Gdk.Screen.get_default() is not None:
+                Gtk.IconTheme.get_default().rescan_if_needed()
+                return True
     except (ImportError, ValueError, AttributeError) as ex:
         _debug("cannot refresh the icon theme: %r" % ex)
     return False
 
 
-def _is_default(image):
-    return os.path.basename(os.path.dirname(image)) in ("badges", "Badges")
+def emblem_installed(name):
+    """Whether an icon directory (the user's, then $XDG_DATA_DIRS) has the emblem."""
+    homes = [os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share")]
+    homes += (os.environ.get("XDG_DATA_DIRS") or "/usr/local/share:/usr/share").split(":")
+    return any(os.path.exists(os.path.join(d, "icons", "hicolor", "scalable", "emblems", name + ".svg"))
+               for d in homes if d)
 
 
 def _local_path(f):
