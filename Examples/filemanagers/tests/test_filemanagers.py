@@ -52,6 +52,19 @@ KEYS = {"nautilus": ["Up", "Up", "Right", "Up", "Return"],
         "nemo": ["Up", "Up", "Right", "End", "Return"],
         "caja": ["Up", "Up", "Right", "End", "Return"]}
 
+LIST_VIEW_KEY = {"nautilus": "ctrl+1", "nemo": "ctrl+2", "caja": "ctrl+2"}
+
+SETTINGS = """\
+[org/gnome/nautilus/list-view]
+default-visible-columns=['name', 'size', 'SyncBadge::sync', 'date_modified']
+
+[org/nemo/list-view]
+default-visible-columns=['name', 'size', 'SyncBadge::sync', 'date_modified']
+
+[org/mate/caja/list-view]
+default-visible-columns=['name', 'size', 'SyncBadge::sync', 'date_modified']
+"""
+
 SHARE = None
 
 
@@ -122,7 +135,7 @@ class FileManagerTests(unittest.TestCase):
     def scenario(self):
         name = self.name
         self.daemon.start()
-        root = self.root = os.path.join(self.work, "root")
+        root = self.root = os.path.join(self.work, "Sync")
         os.makedirs(root)
         for fname, _ in FILES:
             with open(os.path.join(root, fname), "w") as f:
@@ -143,9 +156,13 @@ class FileManagerTests(unittest.TestCase):
         env.update(PATH="/usr/bin:/bin:" + os.environ.get("PATH", ""), HOME=os.path.join(self.work, "home"),
                    XDG_DATA_HOME=share, XDG_CONFIG_HOME=os.path.join(self.work, "config"),
                    XDG_CACHE_HOME=os.path.join(self.work, "cache"), SYNCBADGE_SOCKET=self.daemon.socket,
-                   SYNCBADGE_DEBUG="1", GSETTINGS_BACKEND="memory", GSK_RENDERER="cairo", NO_AT_BRIDGE="1")
+                   SYNCBADGE_DEBUG="1", GSETTINGS_BACKEND="keyfile", GSK_RENDERER="cairo", NO_AT_BRIDGE="1")
         for key in ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
             os.makedirs(env[key])   # Nautilus never finishes loading with a missing XDG_CACHE_HOME
+        # Settings of this run only (GSettings' keyfile backend): the Sync column in list view.
+        os.makedirs(os.path.join(env["XDG_CONFIG_HOME"], "glib-2.0", "settings"))
+        with open(os.path.join(env["XDG_CONFIG_HOME"], "glib-2.0", "settings", "keyfile"), "w") as f:
+            f.write(SETTINGS)
         self.fm = fs.FileManager(name, self.work, env)
         self.fm.start(root)
 
@@ -153,10 +170,6 @@ class FileManagerTests(unittest.TestCase):
         expected = [state for _, state in FILES if state != "unknown"]
         first = self.wait_emblems("every state's emblem", expected)
         self.fm.wait_log(r"^syncbadge: connected to ", 1)
-        if SCREENSHOTS:
-            os.makedirs(SCREENSHOTS, exist_ok=True)
-            subprocess.run(["convert", first[0].png, "-bordercolor", "black", "-border", "1", "-trim", "+repage",
-                            os.path.join(SCREENSHOTS, name + ".png")], check=True)
         where = dict((FILES[i][0], (x, y)) for i, (_, x, y) in enumerate(first[1]))
 
         # 2. Live, in the same window: a SET, and a badge a provider defines now.
@@ -213,6 +226,25 @@ class FileManagerTests(unittest.TestCase):
         self.wait_emblems("a SET after the restart",
                           ["synced", "syncing", "synced", "conflict", "synced", "ignored", "cloud"])
         self.assertEqual(pid, self.fm.proc.pid)
+
+        # 5. For the documentation: the list view, with the Sync column.
+        if SCREENSHOTS:
+            engine.request("SET", "error", self.path("c-error.txt"), message="disk full", timeout=10)
+            engine.request("SET", "pending", self.path("e-pending.txt"), timeout=10)
+            before = self.wait_emblems("every state again",
+                                       ["synced", "syncing", "error", "conflict", "pending", "ignored", "cloud"])[0]
+            fs.xdotool("key", LIST_VIEW_KEY[name])
+            fs.wait_until("the list view", lambda: fs.changed_pixels(before, self.shot("list")) > 8000, 10,
+                          interval=0.3)
+            stable = [self.shot("list")]
+
+            def settled():
+                stable.append(self.shot("list"))
+                return fs.changed_pixels(stable[-2], stable[-1], step=1) == 0
+            fs.wait_until("the list view to settle", settled, 10, interval=0.3)
+            os.makedirs(SCREENSHOTS, exist_ok=True)
+            subprocess.run(["convert", stable[-1].png, "-bordercolor", "black", "-border", "1", "-trim", "+repage",
+                            os.path.join(SCREENSHOTS, name + ".png")], check=True)
 
     # -- helpers ------------------------------------------------------------------------
 
