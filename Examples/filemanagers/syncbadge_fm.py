@@ -221,6 +221,7 @@ class Core(object):
         self.real_dirs = {}                      # the file manager's dir (str) -> real dir (bytes)
         self.menus = {}                          # (dir, states) -> [(id, title, enabled)]
         self.toolbars = []                       # [(name, tooltip, provider)]
+        self.providers = []                      # the file manager's extension objects
         self.badge_images = {}                   # badge id -> image path installed
         self.watch = None
         self.out_watch = None
@@ -343,7 +344,9 @@ class Core(object):
             directory.asked = False
             if had:
                 self._invalidate(directory, had.keys())
-        self.toolbars = []
+        if self.toolbars:
+            self.toolbars = []
+            self._menus_changed()
         self._schedule_connect()
 
     # -- the cache -------------------------------------------------------------------
@@ -456,6 +459,8 @@ class Core(object):
             if directory is not None and directory.asked and not directory.outside:
                 self.send("LIST", directory.path, on_answer=lambda r, d=directory: self._relisted(d, r))
         elif kind == "ROOT" and m.fields:
+            # Engines come and go with their claims: their toolbar items with them.
+            self.send("TOOLBAR", on_answer=self._toolbar_answered)
             root = m.fields[0]
             removed = m.arg(1) == "removed"
             for directory in list(self.dirs.values()):
@@ -512,9 +517,21 @@ class Core(object):
         return False
 
     def _toolbar_answered(self, reply):
-        if reply.ok:
-            self.toolbars = [(t.opt("name", ""), t.opt("tooltip", ""), t.opt("provider", ""))
-                             for t in reply.lines("TOOLBAR")]
+        if not reply.ok:
+            return
+        toolbars = [(t.opt("name", ""), t.opt("tooltip", ""), t.opt("provider", "")) for t in reply.lines("TOOLBAR")]
+        if toolbars != self.toolbars:
+            self.toolbars = toolbars
+            _debug("toolbar items: %s" % ", ".join(t[0] for t in toolbars))
+            self._menus_changed()
+
+    def _menus_changed(self):
+        """Asks the file manager for our menu and toolbar items again (open windows)."""
+        for provider in self.providers:
+            try:
+                provider.emit_items_updated_signal()
+            except (AttributeError, TypeError) as ex:
+                _debug("cannot update the menus: %r" % ex)
 
     # -- menus -----------------------------------------------------------------------
 
@@ -535,11 +552,11 @@ class Core(object):
         elif reply.final is not None:
             self.menus[key] = []
 
-    def menu(self, kind, paths, target, key):
+    def menu(self, kind, paths, target, key, provider=None):
         """The MENUITEMs [(id, title, enabled)]: the cached answer for `key` at once (and a
         fresh one asked for next time), else the daemon's within MENU_WAIT, else None."""
         cached = self.menus.get(key) if key is not None else None
-        reply = self.send("MENU", kind, *paths, target=target,
+        reply = self.send("MENU", kind, *paths, target=target, provider=provider,
                           on_answer=(lambda r: self._menu_answered(key, r)) if key is not None else None)
         if cached is not None:
             return cached
@@ -681,6 +698,7 @@ if FM is not None:
         def __init__(self):
             GObject.GObject.__init__(self)
             self.core = Core.get()
+            self.core.providers.append(self)
 
         def update_file_info(self, f):
             try:
@@ -725,30 +743,14 @@ if FM is not None:
             if entries:
                 items.append(_submenu("container", "Sync", entries, lambda a: self.core.action(a, [], real)))
             _debug("background menu for %s: %s" % (path, " ".join(e[0] for e in entries)))
-            if HOST != "caja":   # Caja has a toolbar button instead
-                for n, (name, tooltip, provider) in enumerate(self.core.toolbars):
-                    tools = self.core.menu("toolbar", [], real, (real, "toolbar", provider)) or []
-                    items.append(_submenu("toolbar%d" % n, name or "Sync engine", tools,
-                                          lambda a, p=provider: self.core.action(a, [], real, provider=p)))
+            # Each engine's toolbar item. Caja has toolbar items for extensions in C, but
+            # python3-caja 1.26 never asks a Python extension for them (it has no
+            # get_toolbar_items): the background menu holds them in all three.
+            for n, (name, tooltip, provider) in enumerate(self.core.toolbars):
+                tools = self.core.menu("toolbar", [], real, (real, "toolbar", provider), provider=provider or None) or []
+                items.append(_submenu("toolbar%d" % n, name or "Sync engine", tools,
+                                      lambda a, p=provider: self.core.action(a, [], real, provider=p)))
             return items
-
-        if HOST == "caja":
-            def get_toolbar_items(self, window, folder):
-                path = _local_path(folder) if folder is not None else None
-                if path is None or not self.core.conn.ready:
-                    return []
-                real = os.fsencode(os.path.realpath(path))
-                buttons = []
-                for n, (name, tooltip, provider) in enumerate(self.core.toolbars):
-                    tools = self.core.menu("toolbar", [], real, (real, "toolbar", provider)) or []
-                    button = _menu_item("toolbar%d" % n, name or "Sync", tip=tooltip)
-                    # A toolbar button is one action: the engine's first enabled toolbar item.
-                    first = next((t for t in tools if t[2]), None)
-                    if first is None:
-                        continue
-                    button.connect("activate", lambda _b, a=first[0], p=provider: self.core.action(a, [], real, provider=p))
-                    buttons.append(button)
-                return buttons
 
     if HOST == "nemo":
         class SyncBadgeNameAndDesc(GObject.GObject, FM.NameAndDescProvider):

@@ -222,6 +222,31 @@ class CoreTests(unittest.TestCase):
         finally:
             self.daemon.proc.send_signal(signal.SIGCONT)
 
+    def test_container_and_toolbar_menus_reach_the_engine(self):
+        engine = self.start(["a.txt"])
+        engine.request("CLAIM", self.root, timeout=10)
+        engine.request("DEFINE-TOOLBAR", name="Engine", tooltip="Pause or resume", timeout=10)
+        engine.request("DEFINE-MENU", "toolbar", "engine.pause", title="Pause syncing", timeout=10)
+        engine.request("DEFINE-MENU", "container", "engine.syncdir", title="Sync this folder", timeout=10)
+        core = self.core()
+        spin("the toolbar items", lambda: core.toolbars)
+        self.assertEqual(core.toolbars, [("Engine", "Pause or resume", "test-provider")])
+        root = os.fsencode(self.root)
+        self.assertEqual(core.menu("container", [], root, (root, "container")),
+                         [("engine.syncdir", "Sync this folder", True)])
+        self.assertEqual(core.menu("toolbar", [], root, None, provider="test-provider"),
+                         [("engine.pause", "Pause syncing", True)])
+        core.action("engine.pause", [], root, provider="test-provider")
+        push = engine.next_push(10)
+        while push is not None and push.kind != "ACTION":
+            push = engine.next_push(10)
+        self.assertIsNotNone(push, "no * ACTION reached the engine")
+        self.assertEqual(push.arg(0), "engine.pause")
+        self.assertEqual(push.opt("from"), "filemanager")
+        # The engine goes: so does its toolbar item.
+        engine.close()
+        spin("the toolbar item gone", lambda: not core.toolbars)
+
     def test_a_provider_badge_is_installed_as_an_emblem(self):
         engine = self.start(["a.txt"])
         core = self.core()
