@@ -6,12 +6,13 @@ SCRATCH ?= .build
 SWIFT_FLAGS := --scratch-path $(SCRATCH)
 # libinotifytools (no pkg-config file), SQLite for GRDB, inotify-tools for comparisons,
 # socat for poking at the socket by hand, rsync and python3 for the example engine, tmux and
-# the shells and ranger for the terminal clients' tests; the three file managers with their
-# Python extension hosts, Xvfb, a session bus, ImageMagick, xdotool, rsvg-convert (the emblems)
-# and notify-send for the file managers' tests (Examples/filemanagers).
-APT_PACKAGES := libinotifytools0-dev inotify-tools libsqlite3-dev socat rsync python3 tmux zsh fish ranger \
-  nautilus python3-nautilus nemo nemo-python caja python3-caja xvfb xauth dbus dbus-x11 imagemagick \
-  xdotool librsvg2-bin libnotify-bin
+# the shells and ranger for the terminal clients' tests.
+APT_PACKAGES := libinotifytools0-dev inotify-tools libsqlite3-dev socat rsync python3 tmux zsh fish ranger
+# The file managers' tests (Examples/filemanagers): Nautilus, Nemo and Caja with their Python
+# extension hosts, Xvfb, a session bus, ImageMagick, xdotool, rsvg-convert (the emblems) and
+# notify-send. Installed without their recommends, which would be most of a desktop.
+APT_PACKAGES_LEAN := nautilus python3-nautilus nemo nemo-python caja python3-caja xvfb xauth dbus dbus-x11 \
+  imagemagick xdotool librsvg2-bin libnotify-bin
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 PREFIX ?= /usr/local
@@ -32,13 +33,18 @@ all: build
 
 # Installs only what is missing, so a ready machine pays nothing.
 deps:
-	@missing=""; for p in $(APT_PACKAGES); do \
+	@missing=""; lean=""; \
+	for p in $(APT_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
 	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	for p in $(APT_PACKAGES_LEAN); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || lean="$$lean $$p"; \
+	done; \
+	if [ -n "$$missing$$lean" ]; then \
+	  echo "installing:$$missing$$lean"; \
+	  $(SUDO) apt-get update -qq || exit 1; \
+	  if [ -n "$$missing" ]; then DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing || exit 1; fi; \
+	  if [ -n "$$lean" ]; then DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$lean || exit 1; fi; \
 	fi
 
 build: deps
@@ -55,7 +61,7 @@ test: deps
 # managers' embedded Python takes its prefix from the first python3 on the PATH. A missing file
 # manager fails the run; SYNCBADGE_FM_SKIP=nemo,caja skips those on purpose. Screenshots of a
 # failing run stay in $(SCRATCH)/filemanagers-artifacts.
-test-filemanagers:
+test-filemanagers: deps
 	$(SWIFT) build $(SWIFT_FLAGS) --product syncbadged
 	PATH=/usr/bin:$$PATH SYNCBADGED=$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/syncbadged \
 	  SYNCBADGE_FM_ARTIFACTS=$(abspath $(SCRATCH))/filemanagers-artifacts \

@@ -95,6 +95,7 @@ class CoreTests(unittest.TestCase):
         self.conns = []
         self.cores = []
         self.stderr = sys.stderr
+        sys.stderr = self.log = io.StringIO()       # what the extension logs
 
     def tearDown(self):
         sys.stderr = self.stderr
@@ -183,7 +184,7 @@ class CoreTests(unittest.TestCase):
         os.makedirs(self.root, exist_ok=True)
         with open(self.path("a.txt"), "w") as f:
             f.write("x")
-        sys.stderr = log = io.StringIO()
+        log = self.log
         core = self.core()
         f = FakeFile(self.path("a.txt"))
         self.assertLess(f.ask(core), 0.05)

@@ -20,6 +20,7 @@ purpose. Screenshots and logs of a failing run are kept under $SYNCBADGE_FM_ARTI
 to DIR/<name>.png (make screenshots).
 """
 
+import glob
 import os
 import shutil
 import subprocess
@@ -52,6 +53,10 @@ KEYS = {"nautilus": ["Up", "Up", "Right", "Up", "Return"],
         "nemo": ["Up", "Up", "Right", "End", "Return"],
         "caja": ["Up", "Up", "Right", "End", "Return"]}
 
+# Each file manager's Python extension host: the library and its package.
+HOSTS = {"nautilus": ("/usr/lib/*/nautilus/extensions-4/libnautilus-python.so", "python3-nautilus"),
+         "nemo": ("/usr/lib/*/nemo/extensions-3.0/libnemo-python.so", "nemo-python"),
+         "caja": ("/usr/lib/*/caja/extensions-2.0/libcaja-python.so", "python3-caja")}
 LIST_VIEW_KEY = {"nautilus": "ctrl+1", "nemo": "ctrl+2", "caja": "ctrl+2"}
 
 SETTINGS = """\
@@ -106,6 +111,10 @@ class FileManagerTests(unittest.TestCase):
             self.fail("%s is not installed (apt-get install %s; SYNCBADGE_FM_SKIP=%s skips it)"
                       % (name, {"nautilus": "nautilus python3-nautilus", "nemo": "nemo nemo-python",
                                 "caja": "caja python3-caja"}[name], name))
+        host = HOSTS[name]
+        if not glob.glob(host[0]):
+            self.fail("%s is installed but not its Python extension host %s (apt-get install %s)"
+                      % (name, host[0], host[1]))
         self.name = name
         self.work = os.path.realpath(tempfile.mkdtemp(prefix="syncbadge-fm-%s-" % name))
         self.shots = 0
