@@ -23,7 +23,8 @@ protocol; this file keeps a cache and talks to the file manager.
   the extension connects when a daemon appears.
 
 SYNCBADGE_DEBUG=1 logs what is drawn (`syncbadge: drew <path> emblem=<name> column=<text>`),
-each menu and each action's answer to stderr.
+each menu and each action's answer to stderr, and makes SIGUSR1 dump the Python stacks (a
+file manager that hangs: is it in here?).
 """
 
 import collections
@@ -32,7 +33,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 import gi
 from gi.repository import GLib, GObject, Gio
@@ -363,6 +363,7 @@ class Core(object):
             self.dirs.move_to_end(real)
             return directory
         directory = self.dirs[real] = Directory(real)
+        _debug("asked about the entries of %s%s" % (fm_dir, "" if self.conn.ready else " (no daemon yet)"))
         while len(self.dirs) > MAX_DIRS:
             _, old = self.dirs.popitem(last=False)
             if old.asked and not old.outside:
@@ -410,7 +411,6 @@ class Core(object):
 
     def update_file_info(self, f):
         path = _local_path(f)
-        _debug("asked %s %s" % (f.get_uri(), path))
         if path is None:
             return
         directory, name, item = self.lookup(path)

@@ -22,6 +22,7 @@ to DIR/<name>.png (make screenshots).
 
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -143,21 +144,11 @@ class FileManagerTests(unittest.TestCase):
 
     def scenario(self):
         name = self.name
-        self.daemon.start()
         root = self.root = os.path.join(self.work, "Sync")
         os.makedirs(root)
         for fname, _ in FILES:
             with open(os.path.join(root, fname), "w") as f:
                 f.write("x")
-        admin = self.connect("admin", "test-admin")
-        admin.request("ADD-ROOT", root, timeout=30)
-        engine = self.connect("provider", "test-engine")
-        engine.request("CLAIM", root, timeout=10)
-        engine.request("DEFINE-MENU", "items", "test.hello", title="Say hello", timeout=10)
-        for fname, state in FILES:
-            if state != "unknown":
-                engine.request("SET", state, self.path(fname), progress=40 if state == "syncing" else None,
-                               message="disk full" if state == "error" else None, timeout=10)
 
         share = os.path.join(self.work, "share")
         shutil.copytree(SHARE, share, symlinks=True)
@@ -172,13 +163,28 @@ class FileManagerTests(unittest.TestCase):
         os.makedirs(os.path.join(env["XDG_CONFIG_HOME"], "glib-2.0", "settings"))
         with open(os.path.join(env["XDG_CONFIG_HOME"], "glib-2.0", "settings", "keyfile"), "w") as f:
             f.write(SETTINGS)
+
+        # 0. No daemon yet: the file manager shows the directory, and the extension says so once.
         self.fm = fs.FileManager(name, self.work, env)
         self.fm.start(root)
+        self.fm.wait_log(r"^syncbadge: no daemon at %s" % re.escape(self.daemon.socket), 30)
+        self.fm.wait_log(r"^syncbadge: asked about the entries of %s \(no daemon yet\)" % re.escape(root), 30)
+        self.daemon.start()
+        admin = self.connect("admin", "test-admin")
+        admin.request("ADD-ROOT", root, timeout=30)
+        engine = self.connect("provider", "test-engine")
+        engine.request("CLAIM", root, timeout=10)
+        engine.request("DEFINE-MENU", "items", "test.hello", title="Say hello", timeout=10)
+        for fname, state in FILES:
+            if state != "unknown":
+                engine.request("SET", state, self.path(fname), progress=40 if state == "syncing" else None,
+                               message="disk full" if state == "error" else None, timeout=10)
 
         # 1. Every state's emblem next to its file; none for unknown.
         expected = [state for _, state in FILES if state != "unknown"]
         first = self.wait_emblems("every state's emblem", expected)
         self.fm.wait_log(r"^syncbadge: connected to ", 1)
+        self.assertEqual(len(re.findall(r"(?m)^syncbadge: no daemon at ", self.fm.text())), 1)
         where = dict((FILES[i][0], (x, y)) for i, (_, x, y) in enumerate(first[1]))
 
         # 2. Live, in the same window: a SET, and a badge a provider defines now.
