@@ -171,6 +171,10 @@ install: release
 FM_SHARE ?= $(SHARE)
 FM_EXT_SHARE ?= $(if $(filter $(HOME)/%,$(PREFIX)),$(FM_SHARE),$(if $(filter /usr,$(PREFIX)),$(FM_SHARE),$(DESTDIR)/usr/share))
 EMBLEM_SIZES := 16 22 24 32 48 64
+# The icon cache of a theme directory that has one (/usr/share/icons/hicolor): GTK ignores a
+# cache older than its directory, so a directory without an index.theme gets none.
+ICON_CACHE = @if command -v gtk-update-icon-cache >/dev/null && [ -f $(FM_SHARE)/icons/hicolor/index.theme ]; then \
+	  gtk-update-icon-cache -q -f $(FM_SHARE)/icons/hicolor; fi
 install-filemanagers:
 	install -d $(FM_SHARE)/syncbadge/filemanagers $(FM_SHARE)/syncbadge/python/syncbadge
 	install -m 644 Examples/filemanagers/syncbadge_fm.py $(FM_SHARE)/syncbadge/filemanagers/
@@ -192,8 +196,7 @@ install-filemanagers:
 	    rsvg-convert -w $$size -h $$size -o $(FM_SHARE)/icons/hicolor/$${size}x$${size}/emblems/emblem-syncbadge-$$id.png Badges/$$image || exit 1; \
 	  done; \
 	done
-	@if command -v gtk-update-icon-cache >/dev/null; then \
-	  gtk-update-icon-cache -q -t -f $(FM_SHARE)/icons/hicolor; fi
+	$(ICON_CACHE)
 	@echo "emblems in $(FM_SHARE)/icons/hicolor; restart the file manager (nautilus -q, nemo --quit, caja -q)"
 
 # The extension and the emblems into your own ~/.local/share, nothing else (no Swift build).
@@ -203,12 +206,15 @@ install-user:
 
 uninstall-user:
 	$(MAKE) uninstall-filemanagers FM_SHARE=$(USER_SHARE) FM_EXT_SHARE=$(USER_SHARE)
+	@# The Python package too, unless `make install` put more there (the ranger plugin uses it).
+	@if [ "$$(ls $(USER_SHARE)/syncbadge 2>/dev/null)" = python ]; then rm -rf $(USER_SHARE)/syncbadge; fi
 
 uninstall-filemanagers:
 	rm -f $(FM_SHARE)/nautilus-python/extensions/syncbadge_fm.py $(FM_EXT_SHARE)/nemo-python/extensions/syncbadge_fm.py \
 	  $(FM_EXT_SHARE)/caja-python/extensions/syncbadge_fm.py
 	rm -f $(FM_SHARE)/icons/hicolor/*/emblems/emblem-syncbadge-*
 	rm -rf $(FM_SHARE)/syncbadge/filemanagers
+	$(ICON_CACHE)
 
 uninstall: uninstall-filemanagers
 	rm -f $(BIN)/syncbadged $(BIN)/syncbadge $(UNITS)/syncbadged.service $(UNITS)/syncbadged.socket
