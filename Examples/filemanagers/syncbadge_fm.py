@@ -154,10 +154,12 @@ def icon_dir():
                         "icons", "hicolor")
 
 
-def install_badge_image(badge_id, image):
+def install_badge_image(badge_id, image, rendered=None):
     """Installs a provider's badge image as the emblem icon `emblem-syncbadge-<id>` in the
-    user's icon directory (SVG: scalable plus PNGs 16..64 through rsvg-convert when present;
-    PNG: 64x64). Returns True when something was installed."""
+    user's icon directory: an SVG as the scalable icon at once, then PNGs 16..64 rendered by
+    rsvg-convert (when present) in the background, never blocking the file manager;
+    `rendered()` runs once they are written. A PNG goes in as 64x64. Returns True when the
+    icon is in place."""
     if not sb.is_id(badge_id) or not image or not os.path.isfile(image):
         return False
     name = EMBLEM_PREFIX + badge_id
@@ -169,19 +171,31 @@ def install_badge_image(badge_id, image):
             shutil.copyfile(image, os.path.join(target, name + ".svg"))
             rsvg = shutil.which("rsvg-convert")
             if rsvg:
+                left = [0]
+
+                def exited(pid, status, child):
+                    child.wait()
+                    left[0] -= 1
+                    if left[0] == 0 and rendered is not None:
+                        try:
+                            os.utime(base, None)
+                        except OSError:
+                            return      # the icon directory went meanwhile
+                        rendered()
                 for size in (16, 22, 24, 32, 48, 64):
                     target = os.path.join(base, "%dx%d" % (size, size), "emblems")
                     os.makedirs(target, exist_ok=True)
-                    subprocess.run([rsvg, "-w", str(size), "-h", str(size), "-o",
-                                    os.path.join(target, name + ".png"), image],
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL, timeout=5, check=False)
+                    child = subprocess.Popen([rsvg, "-w", str(size), "-h", str(size), "-o",
+                                              os.path.join(target, name + ".png"), image],
+                                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                             stderr=subprocess.DEVNULL)
+                    left[0] += 1
+                    GLib.child_watch_add(GLib.PRIORITY_DEFAULT, child.pid, exited, child)
         else:
             target = os.path.join(base, "64x64", "emblems")
             os.makedirs(target, exist_ok=True)
             shutil.copyfile(image, os.path.join(target, name + os.path.splitext(image)[1].lower()))
-        # The theme's cache no longer matches the directory, so GTK scans it: our new icon is
-        # found without refreshing the cache, which would take longer.
+        # A cache of the theme directory would no longer match it, so GTK scans it.
         os.utime(base, None)
     except (OSError, subprocess.SubprocessError) as ex:
         _log("cannot install the badge %s from %s: %s" % (badge_id, image, ex))
@@ -501,7 +515,7 @@ class Core(object):
         if not pushed and emblem_installed(EMBLEM_PREFIX + badge_id):
             self.badge_images[badge_id] = image
             return
-        if install_badge_image(badge_id, image):
+        if install_badge_image(badge_id, image, rendered=lambda: refresh_icon_theme() and self._redraw_badge(badge_id)):
             self.badge_images[badge_id] = image
             refreshed = refresh_icon_theme()
             _debug("installed the badge %s from %s" % (badge_id, image))

@@ -211,8 +211,15 @@ class CoreTests(unittest.TestCase):
         a.ask(core)
         b.ask(core)
         spin("the listing and the prefetched menus", lambda: a.invalidated == 1 and len(core.menus) == 2)
+        pid = self.daemon.proc.pid
         self.daemon.proc.send_signal(signal.SIGSTOP)
+
+        def stopped():
+            tasks = os.listdir("/proc/%d/task" % pid)
+            return all(open("/proc/%d/task/%s/stat" % (pid, t)).read().rsplit(")", 1)[1].split()[0] == "T"
+                       for t in tasks)
         try:
+            spin("every thread of the daemon stopped", stopped)
             start = time.monotonic()
             paths, items = core.item_menu([a])                  # prefetched: at once
             self.assertLess(time.monotonic() - start, 0.05)
@@ -261,10 +268,10 @@ class CoreTests(unittest.TestCase):
         icons = os.path.join(self.work, "share", "icons", "hicolor")
         svg = os.path.join(icons, "scalable", "emblems", "emblem-syncbadge-cloud.svg")
         spin("the installed image", lambda: os.path.exists(svg))
-        if shutil.which("rsvg-convert"):
-            for size in (16, 22, 24, 32, 48, 64):
-                self.assertTrue(os.path.exists(os.path.join(icons, "%dx%d" % (size, size), "emblems",
-                                                            "emblem-syncbadge-cloud.png")), size)
+        if shutil.which("rsvg-convert"):     # rendered in the background
+            pngs = [os.path.join(icons, "%dx%d" % (size, size), "emblems", "emblem-syncbadge-cloud.png")
+                    for size in (16, 22, 24, 32, 48, 64)]
+            spin("the PNGs", lambda: all(os.path.exists(p) and os.path.getsize(p) > 0 for p in pngs))
 
 
 if __name__ == "__main__":
