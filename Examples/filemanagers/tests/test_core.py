@@ -81,6 +81,19 @@ def spin(what, predicate, timeout=10):
             time.sleep(0.005)
 
 
+class Tee(io.StringIO):
+    """What the extension logs, kept for the test (and shown too with SYNCBADGE_DEBUG)."""
+
+    def __init__(self, also):
+        io.StringIO.__init__(self)
+        self.also = also
+
+    def write(self, text):
+        if self.also is not None:
+            self.also.write(text)
+        return io.StringIO.write(self, text)
+
+
 class CoreTests(unittest.TestCase):
     def setUp(self):
         if not os.access(BINARY, os.X_OK):
@@ -92,10 +105,17 @@ class CoreTests(unittest.TestCase):
         self.env = dict(os.environ)
         os.environ["SYNCBADGE_SOCKET"] = self.daemon.socket
         os.environ["XDG_DATA_HOME"] = os.path.join(self.work, "share")
+        # The default badges' emblems, as `make install-user` leaves them (else the extension
+        # installs them itself, and draws their files again once they are in).
+        emblems = os.path.join(self.work, "share", "icons", "hicolor", "scalable", "emblems")
+        os.makedirs(emblems)
+        for badge in fs.BADGE_COLOURS:
+            shutil.copy(os.path.join(fs.REPO, "Badges", badge + ".svg"),
+                        os.path.join(emblems, "emblem-syncbadge-%s.svg" % badge))
         self.conns = []
         self.cores = []
         self.stderr = sys.stderr
-        sys.stderr = self.log = io.StringIO()       # what the extension logs
+        sys.stderr = self.log = Tee(self.stderr if os.environ.get("SYNCBADGE_DEBUG") else None)
 
     def tearDown(self):
         sys.stderr = self.stderr
