@@ -43,6 +43,7 @@ MENU_WAIT = 0.1             # seconds a menu may wait for the daemon
 HELLO_WAIT = 2.0
 RECONNECT_FIRST = 0.25      # seconds before the first reconnect; doubled up to RECONNECT_MAX
 RECONNECT_MAX = 5.0
+NOT_FOUND_RETRIES = (0.25, 1.0, 3.0)   # a directory the daemon has not seen yet: ask again after
 EMBLEM_PREFIX = "emblem-syncbadge-"
 ICON_RESCAN_MS = 5500       # GTK stats the icon directories at most every 5 s
 COLUMN_ATTRIBUTE = "syncbadge_sync"
@@ -207,7 +208,7 @@ class Directory(object):
     """One observed directory: its listing (None until OBSERVE answered) and the file
     manager's file objects asked about in it, by name (bytes)."""
 
-    __slots__ = ("path", "items", "files", "outside", "asked")
+    __slots__ = ("path", "items", "files", "outside", "asked", "retries")
 
     def __init__(self, path):
         self.path = path
@@ -215,6 +216,7 @@ class Directory(object):
         self.files = {}
         self.outside = False     # OBSERVE said outside (or not-found): no badges here
         self.asked = False       # OBSERVE sent on this connection
+        self.retries = 0         # OBSERVEs asked again after a not-found
 
 
 class Core(object):
@@ -404,8 +406,21 @@ class Core(object):
                 # outside every root, gone, not a directory: no badges, nothing to observe.
                 directory.items = {}
                 directory.outside = True
+                if reply.code == "not-found" and directory.retries < len(NOT_FOUND_RETRIES):
+                    # Made a moment ago, and the daemon has not seen it yet: ask again soon
+                    # (or when its parent's observers hear of it, see _push).
+                    delay = NOT_FOUND_RETRIES[directory.retries]
+                    directory.retries += 1
+                    GLib.timeout_add(int(delay * 1000), self._observe_again, directory)
 
         self.send("OBSERVE", directory.path, on_answer=answered)
+
+    def _observe_again(self, directory):
+        if self.dirs.get(directory.path) is directory and directory.outside:
+            directory.outside = False
+            directory.asked = False
+            self._observe(directory)
+        return False
 
     def _invalidate(self, directory, names):
         for name in list(names):
@@ -448,6 +463,9 @@ class Core(object):
             item = sb.Item.from_message(m)
             if item is None:
                 return
+            known = self.dirs.get(item.path)
+            if known is not None and known.outside and item.kind == "dir":
+                self._observe_again(known)     # asked about before the daemon had seen it
             parent, name = _split(item.path)
             directory = self.dirs.get(parent)
             if directory is None or directory.items is None:
@@ -464,10 +482,9 @@ class Core(object):
             if directory is not None and directory.items:
                 directory.items.pop(name, None)
                 directory.files.pop(name, None)
-            gone = self.dirs.get(path)
-            if gone is not None:   # the observation ended with the directory
-                gone.items = {}
-                gone.outside = True
+            # The observation ended with the directory: forget it, so that a directory made
+            # again under that name is observed when the file manager asks about it.
+            self.dirs.pop(path, None)
         elif kind == "RESET" and m.fields:
             directory = self.dirs.get(m.fields[0])
             if directory is not None and directory.asked and not directory.outside:

@@ -179,6 +179,24 @@ class CoreTests(unittest.TestCase):
         self.assertEqual(files["b.txt"].emblems, ["emblem-syncbadge-error"])
         self.assertEqual(files["b.txt"].attributes, {"syncbadge_sync": "error: disk full"})
 
+    def test_a_directory_made_again_is_observed_again(self):
+        self.start(["d/a.txt"])
+        core = self.core()
+        spin("HELLO", lambda: core.conn.ready)
+        f = FakeFile(self.path("d/a.txt"))
+        f.ask(core)
+        spin("the listing", lambda: f.invalidated == 1)
+        shutil.rmtree(self.path("d"))
+        spin("the directory forgotten", lambda: os.fsencode(self.path("d")) not in core.dirs)
+        os.makedirs(self.path("d"))
+        with open(self.path("d/a.txt"), "w") as out:
+            out.write("y")
+        f = FakeFile(self.path("d/a.txt"))
+        f.ask(core)
+        spin("the new listing", lambda: f.invalidated == 1)
+        f.ask(core)
+        self.assertEqual(f.emblems, ["emblem-syncbadge-pending"])     # a new file: pending
+
     def test_observes_at_most_64_directories(self):
         names = ["d%02d/f.txt" % i for i in range(70)]
         self.start(names)
