@@ -82,8 +82,10 @@ def setUpModule():
     if not os.access(BINARY, os.X_OK):
         raise RuntimeError("no daemon at %s (swift build --product syncbadged, or set SYNCBADGED)" % BINARY)
     SHARE = tempfile.mkdtemp(prefix="syncbadge-fm-share-")
+    # GIO_USE_VFS=local: rsvg-convert would otherwise start gvfsd on the session bus, which
+    # complains when the bus goes at the end of the run.
     subprocess.run(["make", "-s", "-C", fs.REPO, "install-user", "XDG_DATA_HOME=" + SHARE], check=True,
-                   stdout=subprocess.DEVNULL)
+                   stdout=subprocess.DEVNULL, env=dict(os.environ, GIO_USE_VFS="local"))
 
 
 def tearDownModule():
