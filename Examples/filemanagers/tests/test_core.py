@@ -104,6 +104,7 @@ class CoreTests(unittest.TestCase):
         os.makedirs(self.root)
         self.env = dict(os.environ)
         os.environ["SYNCBADGE_SOCKET"] = self.daemon.socket
+        os.environ["GIO_USE_VFS"] = "local"         # rsvg-convert starts no gvfsd
         os.environ["XDG_DATA_HOME"] = os.path.join(self.work, "share")
         # The default badges' emblems, as `make install-user` leaves them (else the extension
         # installs them itself, and draws their files again once they are in).
