@@ -186,7 +186,7 @@ class CoreTests(unittest.TestCase):
         spin("HELLO", lambda: core.conn.ready)
         f = FakeFile(self.path("d/a.txt"))
         f.ask(core)
-        spin("the listing", lambda: f.invalidated == 1)
+        spin("the listing", lambda: f.invalidated >= 1)
         shutil.rmtree(self.path("d"))
         spin("the directory forgotten", lambda: os.fsencode(self.path("d")) not in core.dirs)
         os.makedirs(self.path("d"))
@@ -194,9 +194,16 @@ class CoreTests(unittest.TestCase):
             out.write("y")
         f = FakeFile(self.path("d/a.txt"))
         f.ask(core)
-        spin("the new listing", lambda: f.invalidated == 1)
-        f.ask(core)
-        self.assertEqual(f.emblems, ["emblem-syncbadge-pending"])     # a new file: pending
+
+        def asked_again():
+            # As a file manager: asked again after each invalidation (the listing, then maybe
+            # a push for the file, which the daemon may see after the directory).
+            if f.invalidated > asked[0]:
+                asked[0] = f.invalidated
+                f.ask(core)
+            return f.emblems == ["emblem-syncbadge-pending"]          # a new file: pending
+        asked = [0]
+        spin("the new directory's listing", asked_again)
 
     def test_observes_at_most_64_directories(self):
         names = ["d%02d/f.txt" % i for i in range(70)]
