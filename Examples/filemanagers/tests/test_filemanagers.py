@@ -134,15 +134,14 @@ class FileManagerTests(unittest.TestCase):
             for conn in self.conns:
                 conn.close()
             self.daemon.stop()
-            if ok:
-                shutil.rmtree(self.work, ignore_errors=True)
-            else:
+            if not ok:
                 kept = os.path.join(ARTIFACTS, "%s-%s" % (name, time.strftime("%Y%m%d-%H%M%S")))
                 os.makedirs(kept, exist_ok=True)
                 for entry in os.listdir(self.work):
                     if entry.endswith((".png", ".log", ".jsonl")):
                         shutil.copy(os.path.join(self.work, entry), kept)
                 sys.stderr.write("\n%s: screenshots and logs kept in %s\n" % (name, kept))
+            shutil.rmtree(self.work, ignore_errors=True)
 
     def scenario(self):
         name = self.name
