@@ -8,6 +8,11 @@ SWIFT_FLAGS := --scratch-path $(SCRATCH)
 # socat for poking at the socket by hand, rsync and python3 for the example engine, tmux and
 # the shells and ranger for the terminal clients' tests.
 APT_PACKAGES := libinotifytools0-dev inotify-tools libsqlite3-dev socat rsync python3 tmux zsh fish ranger
+# The file managers' tests (Examples/filemanagers): Nautilus, Nemo and Caja with their Python
+# extension hosts, Xvfb, a session bus, ImageMagick, xdotool, rsvg-convert (the emblems) and
+# notify-send. Installed without their recommends, which would be most of a desktop.
+APT_PACKAGES_LEAN := nautilus python3-nautilus nemo nemo-python caja python3-caja xvfb xauth dbus dbus-x11 \
+  imagemagick xdotool librsvg2-bin libnotify-bin
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 PREFIX ?= /usr/local
@@ -21,19 +26,25 @@ BIN := $(DESTDIR)$(PREFIX)/bin
 SHARE := $(DESTDIR)$(PREFIX)/share
 UNITS := $(DESTDIR)$(PREFIX)/lib/systemd/user
 
-.PHONY: all deps build test test-python test-repeat demo clean release install uninstall bench reliability fuzz
+.PHONY: all deps build test test-python test-filemanagers test-repeat demo clean release install uninstall bench reliability fuzz \
+  install-filemanagers install-user uninstall-filemanagers uninstall-user screenshots
 
 all: build
 
 # Installs only what is missing, so a ready machine pays nothing.
 deps:
-	@missing=""; for p in $(APT_PACKAGES); do \
+	@missing=""; lean=""; \
+	for p in $(APT_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
 	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	for p in $(APT_PACKAGES_LEAN); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || lean="$$lean $$p"; \
+	done; \
+	if [ -n "$$missing$$lean" ]; then \
+	  echo "installing:$$missing$$lean"; \
+	  $(SUDO) apt-get update -qq || exit 1; \
+	  if [ -n "$$missing" ]; then DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing || exit 1; fi; \
+	  if [ -n "$$lean" ]; then DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$lean || exit 1; fi; \
 	fi
 
 build: deps
@@ -42,7 +53,24 @@ build: deps
 test: deps
 	$(MAKE) test-python
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
+	$(MAKE) test-filemanagers
 	$(SWIFT) test --skip-build $(SWIFT_FLAGS)
+
+# Nautilus, Nemo and Caja with the extension, headless, against this build's daemon
+# (Examples/filemanagers/tests). Under /usr/bin/python3: the test imports gi, and the file
+# managers' embedded Python takes its prefix from the first python3 on the PATH. A missing file
+# manager fails the run; SYNCBADGE_FM_SKIP=nemo,caja skips those on purpose. Screenshots of a
+# failing run stay in $(SCRATCH)/filemanagers-artifacts.
+test-filemanagers: deps
+	$(SWIFT) build $(SWIFT_FLAGS) --product syncbadged
+	PATH=/usr/bin:$$PATH SYNCBADGED=$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/syncbadged \
+	  SYNCBADGE_FM_ARTIFACTS=$(abspath $(SCRATCH))/filemanagers-artifacts \
+	  xvfb-run -a -s '-screen 0 1280x800x24' dbus-run-session -- \
+	  /usr/bin/python3 -m unittest discover -s Examples/filemanagers/tests -v
+
+# docs/images/{nautilus,nemo,caja}.png, taken by the same test run.
+screenshots:
+	$(MAKE) test-filemanagers SYNCBADGE_FM_SCREENSHOTS=$(abspath docs/images)
 
 # The Python client package (Clients/python), and the shell prompts' and the C helpers' codecs,
 # against Tests/Vectors/wire.tsv and a fake daemon: standard library unittest, any python3 >= 3.9,
@@ -133,9 +161,62 @@ install: release
 	$(BIN)/syncbadge --generate-completion-script zsh > $(SHARE)/zsh/site-functions/_syncbadge
 	$(BIN)/syncbadge --generate-completion-script fish > $(SHARE)/fish/vendor_completions.d/syncbadge.fish
 	install -m 644 $(SCRATCH)/man/*.1 $(SHARE)/man/man1/
+	$(MAKE) install-filemanagers PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	@echo "installed under $(DESTDIR)$(PREFIX); enable on demand start with: systemctl --user enable --now syncbadged.socket"
 
-uninstall:
+# The file-manager extension: the file and the Python package under $(SHARE)/syncbadge, a link in
+# the extension directory of each file manager on this machine (Nemo and Caja read only
+# /usr/share and the user's own ~/.local/share, Nautilus every $$XDG_DATA_DIRS entry), and the
+# badges as emblem icons `emblem-syncbadge-<id>`: the SVG plus PNGs rendered by rsvg-convert.
+FM_SHARE ?= $(SHARE)
+FM_EXT_SHARE ?= $(if $(filter $(HOME)/%,$(PREFIX)),$(FM_SHARE),$(if $(filter /usr,$(PREFIX)),$(FM_SHARE),$(DESTDIR)/usr/share))
+EMBLEM_SIZES := 16 22 24 32 48 64
+# The icon cache of a theme directory that has one (/usr/share/icons/hicolor): GTK ignores a
+# cache older than its directory, so a directory without an index.theme gets none.
+ICON_CACHE = @if command -v gtk-update-icon-cache >/dev/null && [ -f $(FM_SHARE)/icons/hicolor/index.theme ]; then \
+	  gtk-update-icon-cache -q -f $(FM_SHARE)/icons/hicolor; fi
+install-filemanagers:
+	install -d $(FM_SHARE)/syncbadge/filemanagers $(FM_SHARE)/syncbadge/python/syncbadge
+	install -m 644 Examples/filemanagers/syncbadge_fm.py $(FM_SHARE)/syncbadge/filemanagers/
+	install -m 644 Clients/python/syncbadge/*.py $(FM_SHARE)/syncbadge/python/syncbadge/
+	@for fm in nautilus nemo caja; do \
+	  if command -v $$fm >/dev/null 2>&1 || [ -n "$(FM_ALL)" ]; then \
+	    if [ $$fm = nautilus ]; then dir=$(FM_SHARE)/nautilus-python/extensions; else dir=$(FM_EXT_SHARE)/$$fm-python/extensions; fi; \
+	    install -d $$dir && ln -sfn "$$(realpath -m --relative-to=$$dir $(FM_SHARE)/syncbadge/filemanagers/syncbadge_fm.py)" $$dir/syncbadge_fm.py && \
+	    echo "extension for $$fm: $$dir/syncbadge_fm.py"; \
+	  fi; \
+	done
+	@command -v rsvg-convert >/dev/null || { echo "rsvg-convert is missing (apt-get install librsvg2-bin)" >&2; exit 1; }
+	install -d $(FM_SHARE)/icons/hicolor/scalable/emblems
+	@grep -v "^#" Badges/badges.tsv | while IFS='	' read -r id label glyph ascii color image; do \
+	  [ -n "$$id" ] || continue; \
+	  install -m 644 Badges/$$image $(FM_SHARE)/icons/hicolor/scalable/emblems/emblem-syncbadge-$$id.svg || exit 1; \
+	  for size in $(EMBLEM_SIZES); do \
+	    install -d $(FM_SHARE)/icons/hicolor/$${size}x$${size}/emblems; \
+	    rsvg-convert -w $$size -h $$size -o $(FM_SHARE)/icons/hicolor/$${size}x$${size}/emblems/emblem-syncbadge-$$id.png Badges/$$image || exit 1; \
+	  done; \
+	done
+	$(ICON_CACHE)
+	@echo "emblems in $(FM_SHARE)/icons/hicolor; restart the file manager (nautilus -q, nemo --quit, caja -q)"
+
+# The extension and the emblems into your own ~/.local/share, nothing else (no Swift build).
+USER_SHARE := $(or $(XDG_DATA_HOME),$(HOME)/.local/share)
+install-user:
+	$(MAKE) install-filemanagers FM_SHARE=$(USER_SHARE) FM_EXT_SHARE=$(USER_SHARE)
+
+uninstall-user:
+	$(MAKE) uninstall-filemanagers FM_SHARE=$(USER_SHARE) FM_EXT_SHARE=$(USER_SHARE)
+	@# The Python package too, unless `make install` put more there (the ranger plugin uses it).
+	@if [ "$$(ls $(USER_SHARE)/syncbadge 2>/dev/null)" = python ]; then rm -rf $(USER_SHARE)/syncbadge; fi
+
+uninstall-filemanagers:
+	rm -f $(FM_SHARE)/nautilus-python/extensions/syncbadge_fm.py $(FM_EXT_SHARE)/nemo-python/extensions/syncbadge_fm.py \
+	  $(FM_EXT_SHARE)/caja-python/extensions/syncbadge_fm.py
+	rm -f $(FM_SHARE)/icons/hicolor/*/emblems/emblem-syncbadge-*
+	rm -rf $(FM_SHARE)/syncbadge/filemanagers
+	$(ICON_CACHE)
+
+uninstall: uninstall-filemanagers
 	rm -f $(BIN)/syncbadged $(BIN)/syncbadge $(UNITS)/syncbadged.service $(UNITS)/syncbadged.socket
 	rm -f $(SHARE)/bash-completion/completions/syncbadge $(SHARE)/zsh/site-functions/_syncbadge \
 	  $(SHARE)/fish/vendor_completions.d/syncbadge.fish

@@ -1,0 +1,789 @@
+# -*- coding: utf-8 -*-
+"""SyncBadge for Nautilus, Nemo and Caja: emblems, a Sync column, a Sync menu, live.
+
+One file for the three file managers (their Python extension hosts: nautilus-python 4,
+nemo-python, python3-caja). Install it into `~/.local/share/{nautilus,nemo,caja}-python/
+extensions/` (`make install-user`), then restart the file manager (`nautilus -q`,
+`nemo --quit`, `caja -q`). See README.md next to this file.
+
+It is thin over the syncbadge Python package (Clients/python): the package speaks the
+protocol; this file keeps a cache and talks to the file manager.
+
+- The host is told by the process (/proc/self/exe), never by which import succeeds: inside
+  Nemo a bare `from gi.repository import Nautilus` may succeed too, and then nothing shows.
+- `update_file_info` answers from the cache and never waits on the socket. The first time it
+  is asked about an entry of a directory, that directory is OBSERVEd (at most MAX_DIRS of
+  them, least recently used ones UNOBSERVEd); once the listing is in, the files asked about
+  are invalidated and asked again.
+- Pushes arrive through a GLib watch on the connection's descriptor; `* ITEM` invalidates the
+  one file it names. A new daemon (new epoch) drops the cache and observes again.
+- Menus wait for the daemon at most MENU_WAIT seconds (the file manager is blocked
+  meanwhile); menus prefetched when a directory was listed answer at once.
+- Without a daemon the file manager works as without the extension; one line is logged, and
+  the extension connects when a daemon appears.
+
+SYNCBADGE_DEBUG=1 logs what is drawn (`syncbadge: drew <path> emblem=<name> column=<text>`),
+each menu and each action's answer to stderr, and makes SIGUSR1 dump the Python stacks (a
+file manager that hangs: is it in here?).
+"""
+
+import collections
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+
+import gi
+from gi.repository import GLib, GObject, Gio
+
+CLIENT_NAMES = {"nautilus": "nautilus", "nemo": "nemo", "nemo-desktop": "nemo", "caja": "caja"}
+MAX_DIRS = 64               # directories observed at once (LRU)
+MENU_WAIT = 0.1             # seconds a menu may wait for the daemon
+HELLO_WAIT = 2.0
+RECONNECT_FIRST = 0.25      # seconds before the first reconnect; doubled up to RECONNECT_MAX
+RECONNECT_MAX = 5.0
+NOT_FOUND_RETRIES = (0.25, 1.0, 3.0)   # a directory the daemon has not seen yet: ask again after
+EMBLEM_PREFIX = "emblem-syncbadge-"
+ICON_RESCAN_MS = 5500       # GTK stats the icon directories at most every 5 s
+COLUMN_ATTRIBUTE = "syncbadge_sync"
+DEBUG = os.environ.get("SYNCBADGE_DEBUG", "") not in ("", "0")
+
+
+if DEBUG:
+    import faulthandler
+    import signal
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+
+def _log(message):
+    try:
+        sys.stderr.write("syncbadge: %s\n" % message)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _debug(message):
+    if DEBUG:
+        _log(message)
+
+
+def host_name():
+    """nautilus, nemo or caja: the process this module was loaded into (None elsewhere)."""
+    try:
+        exe = os.path.basename(os.readlink("/proc/self/exe"))
+    except OSError:
+        return None
+    if exe.endswith(" (deleted)"):
+        exe = exe[:-len(" (deleted)")]
+    return CLIENT_NAMES.get(exe)
+
+
+def _load_client():
+    """The syncbadge package: installed (a plain import), else found from this file's real
+    location: ../python as `make install` lays it out ($(SHARE)/syncbadge/{filemanagers,python}),
+    or ../../Clients/python in the repository. The file managers import extensions as
+    top-level modules, which is why this file is not called syncbadge.py."""
+    try:
+        import syncbadge
+    except ImportError:
+        syncbadge = None
+    if getattr(syncbadge, "Connection", None) is not None:
+        return syncbadge
+    here = os.path.dirname(os.path.realpath(__file__))
+    for rel in ("../python", "../../Clients/python"):
+        package = os.path.normpath(os.path.join(here, rel, "syncbadge"))
+        init = os.path.join(package, "__init__.py")
+        if os.path.isfile(init):
+            name = "syncbadge" if syncbadge is None else "_syncbadge_client"
+            spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[package])
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+            return module
+    raise ImportError("the syncbadge Python package (Clients/python) is neither installed nor next to " + here)
+
+
+sb = _load_client()
+
+HOST = host_name()
+FM = None
+if HOST is not None:
+    if HOST == "nautilus":
+        gi.require_version("Nautilus", "4.0")
+        from gi.repository import Nautilus as FM
+    elif HOST == "nemo":
+        gi.require_version("Nemo", "3.0")
+        from gi.repository import Nemo as FM
+    else:
+        gi.require_version("Caja", "2.0")
+        from gi.repository import Caja as FM
+
+
+def _split(path):
+    """(parent, name) of an absolute path in bytes."""
+    head, _, name = path.rpartition(b"/")
+    return (head or b"/"), name
+
+
+def _under(path, root):
+    return path == root or path.startswith(root.rstrip(b"/") + b"/")
+
+
+def column_text(item):
+    """The Sync column: `synced`, `syncing 40%`, `error: disk full`."""
+    if item is None:
+        return ""
+    text = item.state or ""
+    if item.progress is not None and item.state == "syncing":
+        text += " %d%%" % item.progress
+    if item.message:
+        text += ": " + item.message
+    return text
+
+
+def emblem_for(item):
+    """The emblem icon name of an item, or None (`unknown` and `outside` show none)."""
+    if item is None or item.state in (None, "unknown", "outside") or item.kind == "gone":
+        return None
+    return EMBLEM_PREFIX + (item.badge or item.state)
+
+
+def icon_dir():
+    return os.path.join(os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share"),
+                        "icons", "hicolor")
+
+
+def install_badge_image(badge_id, image, rendered=None):
+    """Installs a provider's badge image as the emblem icon `emblem-syncbadge-<id>` in the
+    user's icon directory: an SVG as the scalable icon at once, then PNGs 16..64 rendered by
+    rsvg-convert (when present) in the background, never blocking the file manager;
+    `rendered()` runs once they are written. A PNG goes in as 64x64. Returns True when the
+    icon is in place."""
+    if not sb.is_id(badge_id) or not image or not os.path.isfile(image):
+        return False
+    name = EMBLEM_PREFIX + badge_id
+    base = icon_dir()
+    try:
+        if image.lower().endswith(".svg"):
+            target = os.path.join(base, "scalable", "emblems")
+            os.makedirs(target, exist_ok=True)
+            shutil.copyfile(image, os.path.join(target, name + ".svg"))
+            rsvg = shutil.which("rsvg-convert")
+            if rsvg:
+                left = [0]
+
+                def exited(pid, status, child):
+                    child.wait()
+                    left[0] -= 1
+                    if left[0] == 0 and rendered is not None:
+                        try:
+                            os.utime(base, None)
+                        except OSError:
+                            return      # the icon directory went meanwhile
+                        rendered()
+                for size in (16, 22, 24, 32, 48, 64):
+                    target = os.path.join(base, "%dx%d" % (size, size), "emblems")
+                    os.makedirs(target, exist_ok=True)
+                    child = subprocess.Popen([rsvg, "-w", str(size), "-h", str(size), "-o",
+                                              os.path.join(target, name + ".png"), image],
+                                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                             stderr=subprocess.DEVNULL)
+                    left[0] += 1
+                    GLib.child_watch_add(GLib.PRIORITY_DEFAULT, child.pid, exited, child)
+        else:
+            target = os.path.join(base, "64x64", "emblems")
+            os.makedirs(target, exist_ok=True)
+            shutil.copyfile(image, os.path.join(target, name + os.path.splitext(image)[1].lower()))
+        # A cache of the theme directory would no longer match it, so GTK scans it.
+        os.utime(base, None)
+    except (OSError, subprocess.SubprocessError) as ex:
+        _log("cannot install the badge %s from %s: %s" % (badge_id, image, ex))
+        return False
+    return True
+
+
+class Directory(object):
+    """One observed directory: its listing (None until OBSERVE answered) and the file
+    manager's file objects asked about in it, by name (bytes)."""
+
+    __slots__ = ("path", "items", "files", "outside", "asked", "retries")
+
+    def __init__(self, path):
+        self.path = path
+        self.items = None
+        self.files = {}
+        self.outside = False     # OBSERVE said outside (or not-found): no badges here
+        self.asked = False       # OBSERVE sent on this connection
+        self.retries = 0         # OBSERVEs asked again after a not-found
+
+
+class Core(object):
+    """The daemon connection and the cache, shared by every provider object of the process."""
+
+    _instance = None
+
+    @classmethod
+    def get(cls):
+        if cls._instance is None:
+            cls._instance = cls()
+        return cls._instance
+
+    def __init__(self):
+        self.conn = sb.Connection(role="viewer", name=HOST or "filemanager", on_push=self._push,
+                                  on_hello=self._hello, on_close=self._closed)
+        self.dirs = collections.OrderedDict()    # real dir (bytes) -> Directory, LRU first
+        self.real_dirs = {}                      # the file manager's dir (str) -> real dir (bytes)
+        self.menus = {}                          # (dir, states) -> [(id, title, enabled)]
+        self.toolbars = []                       # [(name, tooltip, provider)]
+        self.providers = []                      # the file manager's extension objects
+        self.badge_images = {}                   # badge id -> image path installed
+        self.watch = None
+        self.out_watch = None
+        self.in_watch = False
+        self.retry = None
+        self.hello_timer = None
+        self.backoff = RECONNECT_FIRST
+        self.said_down = False
+        self.connect()
+
+    def stop(self):
+        """Closes the connection for good (tests; the file managers never unload extensions)."""
+        for source in (self.retry, self.hello_timer, self.out_watch):
+            if source is not None:
+                GLib.source_remove(source)
+        self.retry = self.hello_timer = self.out_watch = None
+        self.conn.on_close = None
+        self.conn.close("stopped")
+        if self.watch is not None:
+            GLib.source_remove(self.watch)
+            self.watch = None
+
+    # -- the connection --------------------------------------------------------------
+
+    def connect(self):
+        self.retry = None
+        if self.conn.connected:
+            return False
+        try:
+            self.conn.connect(timeout=0)
+        except OSError as ex:
+            if not self.said_down:
+                self.said_down = True
+                _log("no daemon at %s (%s): no badges until one starts" % (self.conn.path, ex.strerror or ex))
+            self._schedule_connect()
+            return False
+        self.watch = GLib.io_add_watch(self.conn.fileno(), GLib.PRIORITY_DEFAULT,
+                                       GLib.IOCondition.IN | GLib.IOCondition.HUP | GLib.IOCondition.ERR,
+                                       self._readable)
+        self._want_write()
+        self.hello_timer = GLib.timeout_add(int(HELLO_WAIT * 1000), self._hello_late)
+        return False
+
+    def _schedule_connect(self):
+        if self.retry is None:
+            self.retry = GLib.timeout_add(int(self.backoff * 1000), self.connect)
+            self.backoff = min(self.backoff * 2, RECONNECT_MAX)
+
+    def _hello_late(self):
+        self.hello_timer = None
+        if self.conn.connected and not self.conn.ready:
+            self.conn.close("the daemon did not answer HELLO within %gs" % HELLO_WAIT)
+        return False
+
+    def _readable(self, fd, condition):
+        self.in_watch = True
+        try:
+            alive = self.conn.read_available()
+        finally:
+            self.in_watch = False
+        if not alive:
+            self.watch = None
+        return alive
+
+    def _want_write(self):
+        if self.conn.wants_write() and self.out_watch is None and self.conn.connected:
+            self.out_watch = GLib.io_add_watch(self.conn.fileno(), GLib.PRIORITY_DEFAULT,
+                                               GLib.IOCondition.OUT, self._writable)
+
+    def _writable(self, fd, condition):
+        more = self.conn.connected and not self.conn.flush()
+        if not more:
+            self.out_watch = None
+        return more
+
+    def send(self, verb, *fields, on_answer=None, **options):
+        """Sends a request if connected; returns its Reply or None."""
+        if not self.conn.ready:
+            return None
+        try:
+            reply = self.conn.send(verb, *fields, on_answer=on_answer, **options)
+        except (sb.Disconnected, ValueError) as ex:
+            _debug("%s not sent: %s" % (verb, ex))
+            return None
+        self._want_write()
+        return reply
+
+    def _hello(self, conn):
+        if self.hello_timer is not None:
+            GLib.source_remove(self.hello_timer)
+            self.hello_timer = None
+        self.backoff = RECONNECT_FIRST
+        self.said_down = False
+        _log("connected to %s at %s (epoch %s)" % (conn.server, conn.path, conn.epoch))
+        if conn.new_epoch:
+            self.menus.clear()
+        # A new connection observes nothing: observe again what the file manager showed.
+        for directory in self.dirs.values():
+            directory.items = None
+            directory.outside = False
+            directory.asked = False
+            self._observe(directory)
+        self.send("BADGES", on_answer=self._badges_answered)
+        self.send("TOOLBAR", on_answer=self._toolbar_answered)
+
+    def _closed(self, conn, reason):
+        if self.watch is not None and not self.in_watch:
+            GLib.source_remove(self.watch)
+        self.watch = None
+        if self.out_watch is not None:
+            GLib.source_remove(self.out_watch)
+            self.out_watch = None
+        if not self.said_down:
+            self.said_down = True
+            _log("disconnected (%s): no badges until the daemon is back" % reason)
+        # What was cached may be wrong by the time a daemon answers again: show nothing.
+        for directory in self.dirs.values():
+            had = directory.items
+            directory.items = None
+            directory.asked = False
+            if had:
+                self._invalidate(directory, had.keys())
+        if self.toolbars:
+            self.toolbars = []
+            self._menus_changed()
+        self._schedule_connect()
+
+    # -- the cache -------------------------------------------------------------------
+
+    def _directory(self, fm_dir):
+        """The Directory of a directory the file manager shows (observed when new)."""
+        real = self.real_dirs.get(fm_dir)
+        if real is None:
+            if len(self.real_dirs) > 4 * MAX_DIRS:
+                self.real_dirs.clear()
+            real = self.real_dirs[fm_dir] = os.fsencode(os.path.realpath(fm_dir))
+        directory = self.dirs.get(real)
+        if directory is not None:
+            self.dirs.move_to_end(real)
+            return directory
+        directory = self.dirs[real] = Directory(real)
+        _debug("asked about the entries of %s%s" % (fm_dir, "" if self.conn.ready else " (no daemon yet)"))
+        while len(self.dirs) > MAX_DIRS:
+            _, old = self.dirs.popitem(last=False)
+            if old.asked and not old.outside:
+                self.send("UNOBSERVE", old.path)
+                _debug("unobserved %s" % os.fsdecode(old.path))
+        self._observe(directory)
+        return directory
+
+    def _observe(self, directory):
+        if directory.asked or not self.conn.ready:
+            return
+        directory.asked = True
+
+        def answered(reply, directory=directory):
+            if reply.final is None or self.dirs.get(directory.path) is not directory:
+                return
+            if reply.ok:
+                directory.items = dict((_split(i.path)[1], i) for i in reply.items)
+                directory.outside = False
+                _debug("observing %s (%d entries)" % (os.fsdecode(directory.path), len(directory.items)))
+                self._prefetch_menus(directory)
+                self._invalidate(directory, directory.files.keys())
+            else:
+                # outside every root, gone, not a directory: no badges, nothing to observe.
+                directory.items = {}
+                directory.outside = True
+                if reply.code == "not-found" and directory.retries < len(NOT_FOUND_RETRIES):
+                    # Made a moment ago, and the daemon has not seen it yet: ask again soon
+                    # (or when its parent's observers hear of it, see _push).
+                    delay = NOT_FOUND_RETRIES[directory.retries]
+                    directory.retries += 1
+                    GLib.timeout_add(int(delay * 1000), self._observe_again, directory)
+
+        self.send("OBSERVE", directory.path, on_answer=answered)
+
+    def _observe_again(self, directory):
+        if self.dirs.get(directory.path) is directory and directory.outside:
+            directory.outside = False
+            directory.asked = False
+            self._observe(directory)
+        return False
+
+    def _invalidate(self, directory, names):
+        for name in list(names):
+            f = directory.files.get(name)
+            if f is not None:
+                f.invalidate_extension_info()
+
+    def lookup(self, fm_path):
+        """(Directory, name, Item or None) for a path the file manager shows (str)."""
+        fm_dir, name = os.path.split(fm_path)
+        if not name:
+            return None, None, None
+        directory = self._directory(fm_dir)
+        bname = os.fsencode(name)
+        item = directory.items.get(bname) if directory.items else None
+        return directory, bname, item
+
+    def update_file_info(self, f):
+        path = _local_path(f)
+        if path is None:
+            return
+        directory, name, item = self.lookup(path)
+        if directory is None:
+            return
+        directory.files[name] = f
+        if item is None:
+            return
+        emblem = emblem_for(item)
+        if emblem:
+            f.add_emblem(emblem)
+        text = column_text(item)
+        f.add_string_attribute(COLUMN_ATTRIBUTE, text)
+        _debug("drew %s emblem=%s column=%s" % (path, emblem or "-", text))
+
+    # -- pushes ----------------------------------------------------------------------
+
+    def _push(self, m):
+        kind = m.kind
+        if kind == "ITEM":
+            item = sb.Item.from_message(m)
+            if item is None:
+                return
+            known = self.dirs.get(item.path)
+            if known is not None and known.outside and item.kind == "dir":
+                self._observe_again(known)     # asked about before the daemon had seen it
+            parent, name = _split(item.path)
+            directory = self.dirs.get(parent)
+            if directory is None or directory.items is None:
+                return
+            old = directory.items.get(name)
+            directory.items[name] = item
+            if old is None or (old.state, old.badge, old.progress, old.message) != \
+                    (item.state, item.badge, item.progress, item.message):
+                self._invalidate(directory, [name])
+        elif kind == "GONE" and m.fields:
+            path = m.fields[0]
+            parent, name = _split(path)
+            directory = self.dirs.get(parent)
+            if directory is not None and directory.items:
+                directory.items.pop(name, None)
+                directory.files.pop(name, None)
+            # The observation ended with the directory: forget it, so that a directory made
+            # again under that name is observed when the file manager asks about it.
+            self.dirs.pop(path, None)
+        elif kind == "RESET" and m.fields:
+            directory = self.dirs.get(m.fields[0])
+            if directory is not None and directory.asked and not directory.outside:
+                self.send("LIST", directory.path, on_answer=lambda r, d=directory: self._relisted(d, r))
+        elif kind == "ROOT" and m.fields:
+            # Engines come and go with their claims: their toolbar items with them.
+            self.send("TOOLBAR", on_answer=self._toolbar_answered)
+            root = m.fields[0]
+            removed = m.arg(1) == "removed"
+            for directory in list(self.dirs.values()):
+                if not _under(directory.path, root):
+                    continue
+                if removed:
+                    had = directory.items or {}
+                    directory.items = {}
+                    directory.outside = True
+                    self._invalidate(directory, had.keys())
+                elif directory.outside and "scanning" not in m.options:
+                    directory.outside = False
+                    directory.asked = False
+                    self._observe(directory)
+        elif kind == "BADGE" and m.fields:
+            self._define_badge(m.arg(0), m.opt("image"), pushed=True)
+        elif kind == "BYE":
+            _debug("the daemon says goodbye: %s" % m.arg(0, ""))
+
+    def _relisted(self, directory, reply):
+        if not reply.ok or self.dirs.get(directory.path) is not directory:
+            return
+        old = directory.items or {}
+        directory.items = dict((_split(i.path)[1], i) for i in reply.items)
+        self._invalidate(directory, [n for n, i in directory.items.items() if old.get(n) != i])
+
+    def _badges_answered(self, reply):
+        if reply.ok:
+            for line in reply.lines("BADGE"):
+                self._define_badge(line.arg(0), line.opt("image"), pushed=False)
+
+    def _define_badge(self, badge_id, image, pushed=True):
+        """A badge with an image: installed as the emblem icon. One listed by BADGES at connect
+        only when no icon directory has it yet (`make install` put the default set there); one
+        a `* BADGE` push (re)defines, always."""
+        if not badge_id or not image or self.badge_images.get(badge_id) == image:
+            return
+        if not pushed and emblem_installed(EMBLEM_PREFIX + badge_id):
+            self.badge_images[badge_id] = image
+            return
+        if install_badge_image(badge_id, image, rendered=lambda: refresh_icon_theme() and self._redraw_badge(badge_id)):
+            self.badge_images[badge_id] = image
+            refreshed = refresh_icon_theme()
+            _debug("installed the badge %s from %s" % (badge_id, image))
+            self._redraw_badge(badge_id)
+            if not refreshed:
+                # GTK looks at the icon directories again at most every 5 seconds, and meanwhile
+                # the file manager refuses the unknown emblem: draw its files again after that.
+                GLib.timeout_add(ICON_RESCAN_MS, self._redraw_badge, badge_id)
+
+    def _redraw_badge(self, badge_id):
+        for directory in self.dirs.values():
+            self._invalidate(directory, [n for n, i in (directory.items or {}).items() if i.badge == badge_id])
+        return False
+
+    def _toolbar_answered(self, reply):
+        if not reply.ok:
+            return
+        toolbars = [(t.opt("name", ""), t.opt("tooltip", ""), t.opt("provider", "")) for t in reply.lines("TOOLBAR")]
+        if toolbars != self.toolbars:
+            self.toolbars = toolbars
+            _debug("toolbar items: %s" % ", ".join(t[0] for t in toolbars))
+            self._menus_changed()
+
+    def _menus_changed(self):
+        """Asks the file manager for our menu and toolbar items again (open windows)."""
+        for provider in self.providers:
+            try:
+                provider.emit_items_updated_signal()
+            except (AttributeError, TypeError) as ex:
+                _debug("cannot update the menus: %r" % ex)
+
+    # -- menus -----------------------------------------------------------------------
+
+    def _prefetch_menus(self, directory):
+        """One MENU per state met in a listing, so that a right-click answers at once."""
+        seen = {}
+        for name, item in directory.items.items():
+            seen.setdefault(item.state, item.path)
+        for state, path in seen.items():
+            key = (directory.path, frozenset([state]))
+            self.send("MENU", "items", path, target=directory.path,
+                      on_answer=lambda r, key=key: self._menu_answered(key, r))
+
+    def _menu_answered(self, key, reply):
+        if reply.ok:
+            self.menus[key] = [(m.arg(0), m.opt("title", m.arg(0)), m.opt("enabled", "1") != "0")
+                               for m in reply.lines("MENUITEM")]
+        elif reply.final is not None:
+            self.menus[key] = []
+
+    def menu(self, kind, paths, target, key, provider=None):
+        """The MENUITEMs [(id, title, enabled)]: the cached answer for `key` at once (and a
+        fresh one asked for next time), else the daemon's within MENU_WAIT, else None."""
+        cached = self.menus.get(key) if key is not None else None
+        reply = self.send("MENU", kind, *paths, target=target, provider=provider,
+                          on_answer=(lambda r: self._menu_answered(key, r)) if key is not None else None)
+        if cached is not None:
+            return cached
+        if reply is None:
+            return None
+        if not reply.wait(MENU_WAIT):
+            _debug("MENU %s: no answer within %gs" % (kind, MENU_WAIT))
+            return None
+        if not reply.ok:
+            return None
+        return [(m.arg(0), m.opt("title", m.arg(0)), m.opt("enabled", "1") != "0") for m in reply.lines("MENUITEM")]
+
+    def item_menu(self, files):
+        if not self.conn.ready or not files:
+            return None
+        paths, states, dirs = [], set(), set()
+        for f in files:
+            path = _local_path(f)
+            if path is None:
+                return None
+            directory, name, item = self.lookup(path)
+            if directory is None or directory.outside:
+                return None
+            paths.append(directory.path.rstrip(b"/") + b"/" + name)
+            dirs.add(directory.path)
+            states.add(item.state if item is not None else None)
+        key = None
+        if len(dirs) == 1 and None not in states:
+            key = (next(iter(dirs)), frozenset(states))
+        items = self.menu("items", paths, next(iter(dirs)) if len(dirs) == 1 else None, key)
+        _debug("menu items for %d paths: %s" % (len(paths), " ".join(i[0] for i in items or [])))
+        return items and (paths, items)
+
+    def action(self, action_id, paths, target=None, provider=None):
+        def answered(reply):
+            if reply.final is None:
+                text, ok = "the daemon went away", False
+            elif reply.ok:
+                text, ok = reply.final.opt("message", "done"), True
+            else:
+                text, ok = "%s %s" % (reply.code, reply.final.opt("message", "")), False
+            _debug("action %s -> %s %s" % (action_id, "OK" if ok else "ERR", text))
+            notify("Sync: %s" % action_id, text, ok)
+
+        if self.send("ACTION", action_id, *paths, target=target, provider=provider, on_answer=answered) is None:
+            notify("Sync", "no daemon answers", False)
+
+
+def refresh_icon_theme():
+    """Makes GTK look at the icon directories again now, so a badge image just installed is
+    found (GTK itself checks them at most every few seconds, and keeps a failed lookup)."""
+    try:
+        if HOST == "nautilus":
+            gi.require_version("Gtk", "4.0")
+            gi.require_version("Gdk", "4.0")
+            from gi.repository import Gdk, Gtk
+            display = Gdk.Display.get_default()
+            if display is not None:
+                theme = Gtk.IconTheme.get_for_display(display)
+                theme.set_search_path(theme.get_search_path())   # drops GTK 4's caches
+                return True
+        else:
+            gi.require_version("Gtk", "3.0")
+            gi.require_version("Gdk", "3.0")
+            from gi.repository import Gdk, Gtk
+            if Gdk.Screen.get_default() is not None:
+                Gtk.IconTheme.get_default().rescan_if_needed()
+                return True
+    except (ImportError, ValueError, AttributeError) as ex:
+        _debug("cannot refresh the icon theme: %r" % ex)
+    return False
+
+
+def emblem_installed(name):
+    """Whether an icon directory (the user's, then $XDG_DATA_DIRS) has the emblem."""
+    homes = [os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share")]
+    homes += (os.environ.get("XDG_DATA_DIRS") or "/usr/local/share:/usr/share").split(":")
+    return any(os.path.exists(os.path.join(d, "icons", "hicolor", "scalable", "emblems", name + ".svg"))
+               for d in homes if d)
+
+
+def _local_path(f):
+    if f.get_uri_scheme() != "file":
+        return None
+    location = f.get_location()
+    path = location.get_path() if location is not None else None
+    if not path or not path.startswith("/"):
+        return None
+    return os.path.normpath(path)
+
+
+def notify(title, text, ok):
+    """Shows an action's result: notify-send where it exists, else the application's own
+    notification (GLib)."""
+    tool = shutil.which("notify-send")
+    if tool:
+        try:
+            child = subprocess.Popen([tool, "-a", "SyncBadge", "-i", "dialog-information" if ok else "dialog-error",
+                                      title, text], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+            GLib.child_watch_add(GLib.PRIORITY_DEFAULT, child.pid, lambda pid, status: child.wait())
+            return
+        except OSError:
+            pass
+    app = Gio.Application.get_default()
+    if app is not None:
+        n = Gio.Notification.new(title)
+        n.set_body(text)
+        app.send_notification("syncbadge", n)
+    else:
+        _log("%s: %s" % (title, text))
+
+
+def _mnemonic_safe(text):
+    return text.replace("_", "__")
+
+
+if FM is not None:
+
+    def _menu_item(name, label, tip="", sensitive=True):
+        item = FM.MenuItem(name="SyncBadge::" + name, label=_mnemonic_safe(label), tip=tip)
+        item.set_property("sensitive", sensitive)
+        return item
+
+    def _submenu(name, label, entries, activate):
+        """A "Sync"-like item whose submenu holds `entries` [(id, title, enabled)]."""
+        top = _menu_item(name, label)
+        menu = FM.Menu()
+        top.set_submenu(menu)
+        for action_id, title, enabled in entries:
+            sub = _menu_item(name + "::" + action_id, title, sensitive=enabled)
+            sub.connect("activate", lambda _item, a=action_id: activate(a))
+            menu.append_item(sub)
+        return top
+
+    class SyncBadgeExtension(GObject.GObject, FM.InfoProvider, FM.MenuProvider, FM.ColumnProvider):
+        """The file manager's side: every call goes to the shared Core."""
+
+        def __init__(self):
+            GObject.GObject.__init__(self)
+            self.core = Core.get()
+            self.core.providers.append(self)
+
+        def update_file_info(self, f):
+            try:
+                self.core.update_file_info(f)
+            except Exception as ex:  # never break the file manager
+                _log("update_file_info: %r" % ex)
+            return FM.OperationResult.COMPLETE
+
+        def get_columns(self):
+            return [FM.Column(name="SyncBadge::sync", attribute=COLUMN_ATTRIBUTE, label="Sync",
+                              description="Sync state, progress and message (SyncBadge)")]
+
+        # Nautilus 4: (files); Nemo and Caja: (window, files).
+        def get_file_items(self, *args):
+            files = args[-1]
+            try:
+                found = self.core.item_menu(files)
+            except Exception as ex:
+                _log("menu: %r" % ex)
+                return []
+            if not found:
+                return []
+            paths, entries = found
+            target = _split(paths[0])[0]
+            return [_submenu("sync", "Sync", entries, lambda a: self.core.action(a, paths, target))]
+
+        def get_background_items(self, *args):
+            folder = args[-1]
+            path = _local_path(folder) if folder is not None else None
+            if path is None or not self.core.conn.ready:
+                return []
+            try:
+                return self._background(path)
+            except Exception as ex:
+                _log("background menu: %r" % ex)
+                return []
+
+        def _background(self, path):
+            real = os.fsencode(os.path.realpath(path))
+            entries = self.core.menu("container", [], real, (real, "container")) or []
+            items = []
+            if entries:
+                items.append(_submenu("container", "Sync", entries, lambda a: self.core.action(a, [], real)))
+            _debug("background menu for %s: %s" % (path, " ".join(e[0] for e in entries)))
+            # Each engine's toolbar item. Caja has toolbar items for extensions in C, but
+            # python3-caja 1.26 never asks a Python extension for them (it has no
+            # get_toolbar_items): the background menu holds them in all three.
+            for n, (name, tooltip, provider) in enumerate(self.core.toolbars):
+                tools = self.core.menu("toolbar", [], real, (real, "toolbar", provider), provider=provider or None) or []
+                items.append(_submenu("toolbar%d" % n, name or "Sync engine", tools,
+                                      lambda a, p=provider: self.core.action(a, [], real, provider=p)))
+            return items
+
+    if HOST == "nemo":
+        class SyncBadgeNameAndDesc(GObject.GObject, FM.NameAndDescProvider):
+            def get_name_and_desc(self):
+                return ["SyncBadge:::Sync badges, a Sync column and a Sync menu from syncbadged"]

@@ -1,0 +1,324 @@
+"""The extension's cache and connection (syncbadge_fm.Core) against the real daemon, without a
+file manager: the GLib main loop is run here, and the file manager's file objects are stand-ins
+that record what the extension did to them. /usr/bin/python3 (gi); run with the GUI tests by
+`make test-filemanagers`.
+
+What the screenshots cannot show well: update_file_info never waits; exactly the changed file
+is invalidated; at most 64 directories are observed (the daemon's own count); without a daemon
+one line is logged and the daemon is found when it starts; a menu waits at most 100 ms.
+"""
+
+import importlib.util
+import io
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import unittest
+
+import fmsession as fs
+from gi.repository import Gio, GLib
+
+BINARY = os.environ.get("SYNCBADGED") or os.path.join(fs.REPO, ".build", "debug", "syncbadged")
+EXTENSION = os.path.join(fs.REPO, "Examples", "filemanagers", "syncbadge_fm.py")
+
+
+def load_extension():
+    spec = importlib.util.spec_from_file_location("syncbadge_fm", EXTENSION)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ext = load_extension()
+
+
+class FakeFile(object):
+    """What the extension uses of a NautilusFileInfo / NemoFileInfo / CajaFileInfo."""
+
+    def __init__(self, path):
+        self.path = path
+        self.emblems = []
+        self.attributes = {}
+        self.invalidated = 0
+
+    def get_uri_scheme(self):
+        return "file"
+
+    def get_uri(self):
+        return "file://" + self.path
+
+    def get_location(self):
+        return Gio.File.new_for_path(self.path)
+
+    def add_emblem(self, name):
+        self.emblems.append(name)
+
+    def add_string_attribute(self, key, value):
+        self.attributes[key] = value
+
+    def invalidate_extension_info(self):
+        self.invalidated += 1
+
+    def ask(self, core):
+        """As the file manager does: the extension info afresh. Returns the seconds it took."""
+        self.emblems, self.attributes = [], {}
+        start = time.monotonic()
+        core.update_file_info(self)
+        return time.monotonic() - start
+
+
+def spin(what, predicate, timeout=10):
+    """Runs the GLib main loop until predicate() is true; Failure at the deadline."""
+    context = GLib.MainContext.default()
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise fs.Failure("timed out after %gs waiting for %s" % (timeout, what))
+        if not context.iteration(False):
+            time.sleep(0.005)
+
+
+class Tee(io.StringIO):
+    """What the extension logs, kept for the test (and shown too with SYNCBADGE_DEBUG)."""
+
+    def __init__(self, also):
+        io.StringIO.__init__(self)
+        self.also = also
+
+    def write(self, text):
+        if self.also is not None:
+            self.also.write(text)
+        return io.StringIO.write(self, text)
+
+
+class CoreTests(unittest.TestCase):
+    def setUp(self):
+        if not os.access(BINARY, os.X_OK):
+            self.fail("no daemon at %s (swift build --product syncbadged, or set SYNCBADGED)" % BINARY)
+        self.work = os.path.realpath(tempfile.mkdtemp(prefix="syncbadge-fm-core-"))
+        self.daemon = fs.Daemon(BINARY, self.work)
+        self.root = os.path.join(self.work, "root")
+        os.makedirs(self.root)
+        self.env = dict(os.environ)
+        os.environ["SYNCBADGE_SOCKET"] = self.daemon.socket
+        os.environ["GIO_USE_VFS"] = "local"         # rsvg-convert starts no gvfsd
+        os.environ["XDG_DATA_HOME"] = os.path.join(self.work, "share")
+        # The default badges' emblems, as `make install-user` leaves them (else the extension
+        # installs them itself, and draws their files again once they are in).
+        emblems = os.path.join(self.work, "share", "icons", "hicolor", "scalable", "emblems")
+        os.makedirs(emblems)
+        for badge in fs.BADGE_COLOURS:
+            shutil.copy(os.path.join(fs.REPO, "Badges", badge + ".svg"),
+                        os.path.join(emblems, "emblem-syncbadge-%s.svg" % badge))
+        self.conns = []
+        self.cores = []
+        self.stderr = sys.stderr
+        sys.stderr = self.log = Tee(self.stderr if os.environ.get("SYNCBADGE_DEBUG") else None)
+
+    def tearDown(self):
+        sys.stderr = self.stderr
+        for core in self.cores:
+            core.stop()
+        for conn in self.conns:
+            conn.close()
+        self.daemon.stop()
+        os.environ.clear()
+        os.environ.update(self.env)
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def start(self, files=()):
+        self.daemon.start()
+        for name in files:
+            path = os.path.join(self.root, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write("x")
+        self.connect("admin").request("ADD-ROOT", self.root, timeout=30)
+        return self.connect("provider")
+
+    def connect(self, role):
+        conn = self.daemon.connect(role, "test-" + role)
+        self.conns.append(conn)
+        return conn
+
+    def core(self):
+        core = ext.Core()
+        self.cores.append(core)
+        return core
+
+    def path(self, name):
+        return os.path.join(self.root, name)
+
+    def test_answers_from_the_cache_and_invalidates_exactly_the_changed_file(self):
+        engine = self.start(["a.txt", "b.txt", "c.txt"])
+        engine.request("SET", "synced", self.path("a.txt"), timeout=10)
+        engine.request("SET", "syncing", self.path("b.txt"), progress=40, timeout=10)
+        core = self.core()
+        spin("HELLO", lambda: core.conn.ready)
+        files = dict((n, FakeFile(self.path(n))) for n in ("a.txt", "b.txt", "c.txt"))
+        for f in files.values():
+            self.assertLess(f.ask(core), 0.05)          # never waits for the daemon
+            self.assertEqual(f.emblems, [])             # nothing known yet
+        spin("the listing", lambda: all(f.invalidated == 1 for f in files.values()))
+        for f in files.values():
+            f.ask(core)
+        self.assertEqual(files["a.txt"].emblems, ["emblem-syncbadge-synced"])
+        self.assertEqual(files["b.txt"].emblems, ["emblem-syncbadge-syncing"])
+        self.assertEqual(files["b.txt"].attributes, {"syncbadge_sync": "syncing 40%"})
+        self.assertEqual(files["c.txt"].emblems, [])    # unknown: no emblem
+        self.assertEqual(files["c.txt"].attributes, {"syncbadge_sync": "unknown"})
+
+        engine.request("SET", "error", self.path("b.txt"), message="disk full", timeout=10)
+        spin("the push for b.txt", lambda: files["b.txt"].invalidated == 2)
+        ping = core.send("PING")                        # answered after any push sent before
+        spin("PING", lambda: ping.done)
+        self.assertEqual([files[n].invalidated for n in ("a.txt", "c.txt")], [1, 1])
+        files["b.txt"].ask(core)
+        self.assertEqual(files["b.txt"].emblems, ["emblem-syncbadge-error"])
+        self.assertEqual(files["b.txt"].attributes, {"syncbadge_sync": "error: disk full"})
+
+    def test_a_directory_made_again_is_observed_again(self):
+        self.start(["d/a.txt"])
+        core = self.core()
+        spin("HELLO", lambda: core.conn.ready)
+        f = FakeFile(self.path("d/a.txt"))
+        f.ask(core)
+        spin("the listing", lambda: f.invalidated >= 1)
+        shutil.rmtree(self.path("d"))
+        spin("the directory forgotten", lambda: os.fsencode(self.path("d")) not in core.dirs)
+        os.makedirs(self.path("d"))
+        with open(self.path("d/a.txt"), "w") as out:
+            out.write("y")
+        f = FakeFile(self.path("d/a.txt"))
+        f.ask(core)
+
+        def asked_again():
+            # As a file manager: asked again after each invalidation (the listing, then maybe
+            # a push for the file, which the daemon may see after the directory).
+            if f.invalidated > asked[0]:
+                asked[0] = f.invalidated
+                f.ask(core)
+            return f.emblems == ["emblem-syncbadge-pending"]          # a new file: pending
+        asked = [0]
+        spin("the new directory's listing", asked_again)
+
+    def test_observes_at_most_64_directories(self):
+        names = ["d%02d/f.txt" % i for i in range(70)]
+        self.start(names)
+        core = self.core()
+        spin("HELLO", lambda: core.conn.ready)
+        files = [FakeFile(self.path(n)) for n in names]
+        for f in files:
+            f.ask(core)
+        spin("the listings", lambda: all(f.invalidated == 1 for f in files[-64:]))
+        stats = self.connect("viewer")
+
+        def observations():
+            reply = stats.request("STATS", timeout=10)
+            return dict((m.arg(0), m.arg(1)) for m in reply.lines("STAT")).get("observations")
+        spin("64 observations", lambda: observations() == "64")
+        self.assertEqual(len(core.dirs), ext.MAX_DIRS)
+        self.assertEqual(list(core.dirs)[0], os.fsencode(os.path.dirname(files[6].path)))
+        # The least recently used one is observed again when asked about.
+        files[0].ask(core)
+        spin("d00 observed again", lambda: files[0].invalidated == 1 and observations() == "64")
+
+    def test_without_a_daemon_logs_one_line_and_connects_when_one_starts(self):
+        os.makedirs(self.root, exist_ok=True)
+        with open(self.path("a.txt"), "w") as f:
+            f.write("x")
+        log = self.log
+        core = self.core()
+        f = FakeFile(self.path("a.txt"))
+        self.assertLess(f.ask(core), 0.05)
+        self.assertEqual(f.emblems, [])
+        deadline = time.monotonic() + 1.5       # several reconnect attempts
+        spin("1.5 s without a daemon", lambda: time.monotonic() > deadline, 5)
+        lines = log.getvalue().splitlines()
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn("no daemon at %s" % self.daemon.socket, lines[0])
+        engine = self.start()
+        engine.request("SET", "synced", self.path("a.txt"), timeout=10)
+        spin("the connection and the listing", lambda: f.invalidated >= 1, 15)
+        f.ask(core)
+        self.assertEqual(f.emblems, ["emblem-syncbadge-synced"])
+        self.assertIn("connected to ", log.getvalue())
+
+    def test_a_menu_waits_at_most_100_ms(self):
+        engine = self.start(["a.txt", "b.txt"])
+        engine.request("SET", "synced", self.path("a.txt"), timeout=10)
+        engine.request("SET", "error", self.path("b.txt"), timeout=10)
+        core = self.core()
+        spin("HELLO", lambda: core.conn.ready)
+        a, b = FakeFile(self.path("a.txt")), FakeFile(self.path("b.txt"))
+        a.ask(core)
+        b.ask(core)
+        spin("the listing and the prefetched menus", lambda: a.invalidated == 1 and len(core.menus) == 2)
+        pid = self.daemon.proc.pid
+        self.daemon.proc.send_signal(signal.SIGSTOP)
+
+        def stopped():
+            tasks = os.listdir("/proc/%d/task" % pid)
+            return all(open("/proc/%d/task/%s/stat" % (pid, t)).read().rsplit(")", 1)[1].split()[0] == "T"
+                       for t in tasks)
+        try:
+            spin("every thread of the daemon stopped", stopped)
+            start = time.monotonic()
+            paths, items = core.item_menu([a])                  # prefetched: at once
+            self.assertLess(time.monotonic() - start, 0.05)
+            self.assertIn("syncbadge.details", [i[0] for i in items])
+            start = time.monotonic()
+            self.assertIsNone(core.item_menu([a, b]))           # not prefetched: gives up
+            self.assertLess(time.monotonic() - start, 0.2)
+        finally:
+            self.daemon.proc.send_signal(signal.SIGCONT)
+
+    def test_container_and_toolbar_menus_reach_the_engine(self):
+        engine = self.start(["a.txt"])
+        engine.request("CLAIM", self.root, timeout=10)
+        engine.request("DEFINE-TOOLBAR", name="Engine", tooltip="Pause or resume", timeout=10)
+        engine.request("DEFINE-MENU", "toolbar", "engine.pause", title="Pause syncing", timeout=10)
+        engine.request("DEFINE-MENU", "container", "engine.syncdir", title="Sync this folder", timeout=10)
+        core = self.core()
+        spin("the toolbar items", lambda: core.toolbars)
+        self.assertEqual(core.toolbars, [("Engine", "Pause or resume", "test-provider")])
+        root = os.fsencode(self.root)
+        self.assertEqual(core.menu("container", [], root, (root, "container")),
+                         [("engine.syncdir", "Sync this folder", True)])
+        self.assertEqual(core.menu("toolbar", [], root, None, provider="test-provider"),
+                         [("engine.pause", "Pause syncing", True)])
+        core.action("engine.pause", [], root, provider="test-provider")
+        push = engine.next_push(10)
+        while push is not None and push.kind != "ACTION":
+            push = engine.next_push(10)
+        self.assertIsNotNone(push, "no * ACTION reached the engine")
+        self.assertEqual(push.arg(0), "engine.pause")
+        self.assertEqual(push.opt("from"), "filemanager")
+        # The engine goes: so does its toolbar item.
+        engine.close()
+        spin("the toolbar item gone", lambda: not core.toolbars)
+
+    def test_a_provider_badge_is_installed_as_an_emblem(self):
+        engine = self.start(["a.txt"])
+        core = self.core()
+        spin("HELLO", lambda: core.conn.ready)
+        image = os.path.join(self.work, "cloud.svg")
+        with open(image, "w") as f:
+            f.write('<svg xmlns="http://www.w3.org/2000/svg" width="32" height="32"><circle cx="16" cy="16" '
+                    'r="16" fill="#ff6ec7"/></svg>\n')
+        engine.request("DEFINE-BADGE", "cloud", label="Cloud", glyph="c", ascii="c", color="36", image=image,
+                       timeout=10)
+        icons = os.path.join(self.work, "share", "icons", "hicolor")
+        svg = os.path.join(icons, "scalable", "emblems", "emblem-syncbadge-cloud.svg")
+        spin("the installed image", lambda: os.path.exists(svg))
+        if shutil.which("rsvg-convert"):     # rendered in the background
+            pngs = [os.path.join(icons, "%dx%d" % (size, size), "emblems", "emblem-syncbadge-cloud.png")
+                    for size in (16, 22, 24, 32, 48, 64)]
+            spin("the PNGs", lambda: all(os.path.exists(p) and os.path.getsize(p) > 0 for p in pngs))
+
+
+if __name__ == "__main__":
+    unittest.main()
