@@ -84,7 +84,7 @@ test-python:
 N ?= 20
 test-repeat: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
-	python3 Tests/repeat.py -n $(N) --swift $(SWIFT) --scratch $(SCRATCH)
+	python3 Tests/repeat.py -n $(N) --swift $(SWIFT) --scratch $(SCRATCH) --also test-python --also test-filemanagers
 
 demo: build
 	@Examples/demo/demo.sh

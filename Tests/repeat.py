@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """`make test-repeat N=20`: the whole test suite N times on one debug build, to catch flakes.
 
+Each round runs `swift test --skip-build`, then each `--also` make target (the Makefile passes
+test-python and test-filemanagers, so a round is what `make test` runs after its build).
+
 Each run's output and xUnit reports stay in SCRATCH/test-repeat/run-K.*. At the end: each test
 that failed at least once with its failure count, then `N passed, M failed` counting runs.
 A run fails when `swift test` exits non-zero, whatever the reports say (a crashed test process
@@ -45,12 +48,23 @@ def failures_from_output(text):
     return failed
 
 
+UNITTEST_FAILED = re.compile(r"^(?:FAIL|ERROR): (\S+) \((\S+)\)")
+
+
+def failures_from_unittest(text):
+    """`FAIL: test_x (module.Class.test_x)` lines of Python's unittest."""
+    return {m.group(2) for m in map(UNITTEST_FAILED.match, text.splitlines()) if m}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=20, help="how many runs")
     ap.add_argument("--swift", default="swift")
     ap.add_argument("--scratch", default=".build")
     ap.add_argument("--filter", help="passed on to swift test --filter")
+    ap.add_argument("--also", action="append", default=[], metavar="TARGET",
+                    help="a make target run in each round too (test-python, test-filemanagers); "
+                         "its failure counts as a failed test named after it")
     args = ap.parse_args()
 
     out_dir = os.path.join(args.scratch, "test-repeat")
@@ -69,10 +83,19 @@ def main():
         start = time.monotonic()
         with open(prefix + ".log", "w") as log:
             rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
-        took = time.monotonic() - start
         with open(prefix + ".log", errors="replace") as log:
             text = log.read()
         names = failures_from_reports(prefix) or failures_from_output(text)
+        for target in args.also:
+            with open(f"{prefix}.{target}.log", "w") as log:
+                extra = subprocess.run(["make", "--no-print-directory", target, f"SCRATCH={args.scratch}"],
+                                       stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+            if extra != 0:
+                rc = rc or extra
+                with open(f"{prefix}.{target}.log", errors="replace") as log:
+                    failed_here = failures_from_unittest(log.read())
+                names |= {f"{target}: {n}" for n in failed_here} or {f"{target} (exit {extra}; see {prefix}.{target}.log)"}
+        took = time.monotonic() - start
         if rc == 0 and not names:
             passed += 1
             print(f"run {k}/{args.n}: passed in {took:.0f} s", flush=True)
