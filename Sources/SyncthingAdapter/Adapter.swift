@@ -241,6 +241,9 @@ public final class SyncthingBridge {
                         do { try daemon.addRoot(f.path) } catch { logger.warning("cannot add \(f.path) as a root: \(error)") }
                     }
                     channel.follow(roots: mapper.folders.values.map(\.path).sorted())
+                case .refreshErrors(let folder):
+                    let errors = try await api.folderErrors(folder: folder).errors ?? []
+                    await perform(mapper.errorsLeft(folder: folder, errors))
                 case .reloadIgnores(let folder):
                     guard let f = mapper.folders[folder] else { continue }
                     let ignores = try await api.ignores(folder: folder)

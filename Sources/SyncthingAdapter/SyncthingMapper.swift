@@ -7,6 +7,8 @@ public enum AdapterAction: Sendable, Equatable {
     case rebuild(folder: String)
     /// Folders to add as roots and claim, and roots no longer followed.
     case follow(added: [WatchedFolder], removed: [WatchedFolder])
+    /// Ask `/rest/folder/errors` which failures are left, then `errorsLeft`.
+    case refreshErrors(folder: String)
     /// The folder's `.stignore` changed: read the patterns again and mark what they match.
     case reloadIgnores(folder: String)
     /// A peer downloads `name`: look up its block count, then `remoteProgress`.
@@ -193,6 +195,9 @@ public struct SyncthingMapper: Sendable {
                 state[id]?.inError = false
                 return [.rebuild(folder: id)]
             }
+            // Errors that cleared are not announced (no empty FolderErrors): once the folder
+            // is idle, ask which are left.
+            if to == "idle", state[id]?.failed.isEmpty == false { return [.refreshErrors(folder: id)] }
             return []
 
         case .localIndexUpdated(let id, let names):
@@ -226,9 +231,14 @@ public struct SyncthingMapper: Sendable {
             return recheckAll()
 
         case .localChangeDetected(let id, let name, _, _), .remoteChangeDetected(let id, let name, _, _):
-            guard let f = folders[id], var s = state[id] else { return [] }
-            if s.ignores.isIgnored(name) { return [] }
-            if let original = ConflictName.original(of: name) { return conflict(f, copy: name, original: original) }
+            guard let f = folders[id], state[id] != nil else { return [] }
+            if state[id]?.ignores.isIgnored(name) == true { return [] }
+            // Disk events come late: the copy may be resolved already.
+            if let original = ConflictName.original(of: name) {
+                if fs.exists(f.absolute(name)) { return conflict(f, copy: name, original: original) }
+                resolved(f, copy: name, original: original)
+            }
+            guard var s = state[id] else { return [] }
             s.unconfirmed.insert(name)
             state[id] = s
             return [.check(folder: id, names: [name])]
@@ -236,6 +246,21 @@ public struct SyncthingMapper: Sendable {
         case .other:
             return []
         }
+    }
+
+    /// The folder's errors as they are now: failures no longer listed are checked again.
+    public mutating func errorsLeft(folder id: String, _ errors: [FolderErrorList.Entry]) -> [AdapterAction] {
+        guard var s = state[id], let f = folders[id] else { return [] }
+        let left = Set(errors.map(\.path))
+        var recheck: Set<String> = []
+        for (name, carrier) in s.failed where !left.contains(name) {
+            s.failed[name] = nil
+            recheck.insert(name)
+            if let carrier { recheck.insert(f.relative(carrier) ?? "") }
+        }
+        s.unconfirmed.formUnion(recheck.filter { !$0.isEmpty })
+        state[id] = s
+        return recheck.isEmpty ? [] : [.check(folder: id, names: recheck.sorted())]
     }
 
     /// A peer downloading `name` from us, with the file's block count looked up.
