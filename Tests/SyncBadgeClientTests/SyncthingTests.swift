@@ -20,8 +20,10 @@ final class SyncthingPair {
         daemon = try DaemonHarness()
         a = try SyncthingInstance(temp: daemon.temp, name: "a")
         b = try SyncthingInstance(temp: daemon.temp, name: "b")
-        try a.start()
-        try b.start()
+        try a.launch()
+        try b.launch()
+        try a.waitUntilServing()
+        try b.waitUntilServing()
         try a.share(id: folderID, with: b)
         try b.share(id: folderID, with: a, folderOptions: folderOptionsB, deviceOptions: deviceOptionsB)
         adapterA = try AdapterProcess(socket: daemon.socket, syncthing: a)
@@ -74,6 +76,8 @@ extension Connection {
     }
 }
 
+// One pair at a time: their starts and transfers compete for two cores, and the suite is no
+// faster run side by side.
 @Suite(.serialized, .enabled(if: toolsOnPath(["syncthing"])))
 struct SyncthingEndToEndTests {
     @Test func newFileGoesPendingThenSyncedOnBothSides() throws {

@@ -72,6 +72,12 @@ final class SyncthingInstance {
 
     /// Starts it and waits until its REST API answers.
     func start() throws {
+        try launch()
+        try waitUntilServing()
+    }
+
+    /// Starts it without waiting (two instances start side by side).
+    func launch() throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: installed("syncthing")!)
         p.arguments = ["serve", "--home=\(home)", "--no-browser", "--no-restart", "--no-upgrade"]
@@ -85,6 +91,11 @@ final class SyncthingInstance {
         p.standardError = out
         try p.run()
         process = p
+    }
+
+    /// Waits until its REST API answers; no event announces that, so it asks every 50 ms.
+    func waitUntilServing() throws {
+        guard let p = process else { throw HarnessError(description: "syncthing not started") }
         let deadline = Date().addingTimeInterval(20)
         while (try? rest("GET", "/rest/system/status")) == nil {
             guard Date() < deadline, p.isRunning else { throw HarnessError(description: "syncthing did not start: \(logText)") }
@@ -92,10 +103,16 @@ final class SyncthingInstance {
         }
     }
 
-    /// Stops the monitor process we started (it stops its child) and waits for it.
-    func stop(signal: Int32 = SIGTERM) {
+    /// Stops the Syncthing we started and waits for it. 1.19 forks a monitor even with
+    /// --no-restart; a SIGTERM to the monitor takes about 9 s to stop both, one to its child
+    /// (our grandchild, found by pid under /proc) under half a second, and the monitor follows.
+    func stop() {
         guard let p = process else { return }
-        kill(p.processIdentifier, signal)
+        let pid = p.processIdentifier
+        let children = ((try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? "")
+            .split(separator: " ").compactMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        for child in children { kill(child, SIGTERM) }
+        if children.isEmpty || !waitForExits(of: [pid], untilAtMost: 0, timeout: 10).isEmpty { kill(pid, SIGTERM) }
         p.waitUntilExit()
         process = nil
     }
@@ -150,12 +167,7 @@ final class SyncthingInstance {
         try rest("PUT", "/rest/config", json: config)
     }
 
-    deinit {
-        if let p = process {
-            kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
-        }
-    }
+    deinit { stop() }
 }
 
 /// The adapter, running against one Syncthing and the test's daemon.
