@@ -87,6 +87,9 @@ public final class SyncthingBridge {
         channel.start()
         defer { channel.stop() }
         var events = stream.makeAsyncIterator()
+        // Syncthing opens its GUI a second or two after it starts: a service started beside it
+        // gets that long before an address that does not answer counts as wrong.
+        let firstContactDeadline = ContinuousClock.now + .seconds(5)
         var firstContact = true
         var backoff = 0.25
         var saidLost = false
@@ -98,7 +101,11 @@ public final class SyncthingBridge {
                 throw AdapterFailure.configuration("\(origin): Syncthing refused the API key")
             } catch {
                 if firstContact {
-                    throw AdapterFailure.configuration("\(origin): Syncthing does not answer (\(error))")
+                    guard ContinuousClock.now < firstContactDeadline else {
+                        throw AdapterFailure.configuration("\(origin): Syncthing does not answer (\(error))")
+                    }
+                    try await Task.sleep(for: .milliseconds(250))
+                    continue
                 }
                 if !saidLost {
                     logger.warning("Syncthing went away (\(error)); retrying")
@@ -193,6 +200,7 @@ public final class SyncthingBridge {
     }
 
     func handle(_ e: SyncthingEvent) async {
+        logger.debug("event \(e.id) \(e.type) \(e.payload)")
         if case .configSaved(let config) = e.payload {
             try? await applyConfig(config, rebuildAll: false)
             return
@@ -201,6 +209,7 @@ public final class SyncthingBridge {
     }
 
     func handle(_ push: DaemonPush) async {
+        logger.debug("daemon \(push)")
         switch push {
         case .connected(let e):
             defer { epoch = e }

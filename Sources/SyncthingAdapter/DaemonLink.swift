@@ -42,8 +42,16 @@ public final class SocketBadgeDaemon: BadgeDaemon {
 
     func conn() throws -> Connection {
         if let connection { return connection }
-        let c = try Connection(socketPath: socketPath, role: "provider", name: name + "-state")
+        let c = try Self.open(socketPath, role: "provider", name: name + "-state")
         connection = c
+        return c
+    }
+
+    /// A connection that asks for no `* ROOT` pushes: nothing reads pushes on it, and unread
+    /// ones would pile up in its buffer, or reset the connection when it closes.
+    static func open(_ socketPath: String, role: String, name: String) throws -> Connection {
+        let c = try Connection(socketPath: socketPath)
+        _ = try c.request("HELLO", [.word("proto=1"), .option("role", role), .option("name", name), .option("roots", "0")], timeout: 30)
         return c
     }
 
@@ -89,8 +97,10 @@ public final class SocketBadgeDaemon: BadgeDaemon {
     }
 
     public func addRoot(_ path: String) throws {
-        let admin = try Connection(socketPath: socketPath, role: "admin", name: name + "-admin")
+        let admin = try Self.open(socketPath, role: "admin", name: name + "-admin")
         _ = try admin.request("ADD-ROOT", [.path(Array(path.utf8))], timeout: 600)
+        // A goodbye, so that the daemon closes first and nothing is left unread.
+        _ = try? admin.request("BYE", [], timeout: 5)
     }
 
     public func reconnect() throws {
@@ -198,7 +208,7 @@ public final class ProviderChannel: Sendable {
         var saidLost = false
         while !wanted.withLock({ $0.stopping }) {
             do {
-                try session()
+                try session { saidLost = false }
                 backoff = 0.05
             } catch {
                 if !saidLost {
@@ -213,13 +223,13 @@ public final class ProviderChannel: Sendable {
             _ = poll(&p, 1, Int32(backoff * 1000))
             drainWake()
             backoff = min(backoff * 2, 2)
-            if saidLost, (try? Connection(socketPath: socketPath)) != nil { saidLost = false }
         }
     }
 
     /// One connection's life: returns when the roots shrank, throws when the daemon went away.
-    func session() throws {
+    func session(connected: () -> Void) throws {
         let c = try Connection(socketPath: socketPath, role: "provider", name: name)
+        connected()
         for m in menus {
             var f: [RequestField] = [.word(m.kind), .word(m.id), .option("title", m.title)]
             if !m.states.isEmpty { f.append(.option("states", m.states.joined(separator: ","))) }

@@ -25,7 +25,7 @@ final class SyncthingPair {
         try a.waitUntilServing()
         try b.waitUntilServing()
         try a.share(id: folderID, with: b)
-        try b.share(id: folderID, with: a, folderOptions: folderOptionsB, deviceOptions: deviceOptionsB)
+        try b.share(id: folderID, with: a, folderOptions: folderOptionsB, deviceOptions: deviceOptionsB, options: optionsB)
         adapterA = try AdapterProcess(socket: daemon.socket, syncthing: a)
         adapterB = try AdapterProcess(socket: daemon.socket, syncthing: b)
         // Each root is added, claimed and reconciled: its own state turns synced.
@@ -37,6 +37,7 @@ final class SyncthingPair {
 
     func diagnostics() -> String {
         "--- adapter A:\n\(adapterA?.log.suffix(3000) ?? "")\n--- adapter B:\n\(adapterB?.log.suffix(3000) ?? "")"
+            + "\n--- syncbadged:\n\(daemon.output?.text.withLock { $0.suffix(12000) } ?? "")"
     }
 
     deinit {
@@ -68,7 +69,11 @@ extension Connection {
             }
             let left = deadline.timeIntervalSinceNow
             guard left > 0 else { break }
-            _ = try nextPush(timeout: observing ? left : min(left, 0.1))
+            do {
+                _ = try nextPush(timeout: observing ? left : min(left, 0.1))
+            } catch {
+                throw HarnessError(description: "waiting for \(what) on \(path): \(error)\n" + diagnostics())
+            }
         }
         throw HarnessError(description: "\(path) never showed \(what) within \(timeout) s; last: "
             + "\(last.map { "\($0.state) message=\($0.message ?? "-") progress=\($0.progress.map(String.init) ?? "-")" } ?? "no item")\n"
@@ -92,6 +97,60 @@ struct SyncthingEndToEndTests {
         #expect(syncedA.gen != nil)
         try c.waitForState(onB, "synced on B", diagnostics: pair.diagnostics) { $0.state == "synced" }
         try c.waitForState(pair.b.folder, "B's root synced", diagnostics: pair.diagnostics) { $0.state == "synced" && $0.counts?[.pending] ?? 0 == 0 }
+        // The key is a secret: not in anything the adapter said.
+        let logA = pair.adapterA?.log ?? ""
+        #expect(logA.contains("following Syncthing"))
+        #expect(!logA.contains(SyncthingInstance.apiKey))
+    }
+
+    /// B receives slowly: the new file does not exist on B until it is complete, so B's root
+    /// carries its `syncing`, with progress rising; A shows B's download of it as `syncing` too.
+    @Test func largeFileShowsSyncingWithRisingProgress() throws {
+        let pair = try SyncthingPair(optionsB: ["maxRecvKbps": 1000, "limitBandwidthInLan": true])
+        let c = try pair.daemon.connect()
+        var bytes = [UInt8](repeating: 0, count: 4 << 20)
+        for i in bytes.indices { bytes[i] = UInt8(truncatingIfNeeded: i &* 2654435761 >> 13) }
+        try Data(bytes).write(to: URL(fileURLWithPath: pair.a.folder + "/big.bin"))
+        let first = try c.waitForState(pair.b.folder, "B's root syncing with progress", diagnostics: pair.diagnostics) {
+            $0.state == "syncing" && ($0.progress ?? 0) > 0 && ($0.message ?? "").contains("big.bin")
+        }
+        try c.waitForState(pair.b.folder, "B's progress rising", diagnostics: pair.diagnostics) {
+            $0.state == "syncing" && ($0.progress ?? 0) > (first.progress ?? 0)
+        }
+        try c.waitForState(pair.a.folder + "/big.bin", "A sending with progress", diagnostics: pair.diagnostics) {
+            $0.state == "syncing" && ($0.progress ?? 0) > 0
+        }
+        try c.waitForState(pair.b.folder + "/big.bin", "synced on B", timeout: 20, diagnostics: pair.diagnostics) { $0.state == "synced" }
+        try c.waitForState(pair.a.folder + "/big.bin", "synced on A", diagnostics: pair.diagnostics) { $0.state == "synced" }
+        try c.waitForState(pair.b.folder, "B's root back to synced", diagnostics: pair.diagnostics) { $0.state == "synced" && $0.progress == nil }
+    }
+
+    /// A wrong key exits 78 with one line naming the address and the config file, not the key.
+    @Test func wrongKeyExits78() throws {
+        let daemon = try DaemonHarness()
+        let st = try SyncthingInstance(temp: daemon.temp, name: "solo")
+        try st.start()
+        defer { st.stop() }
+        let home = daemon.temp.sub("wrong-home")
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        let xml = try String(contentsOfFile: st.home + "/config.xml", encoding: .utf8)
+            .replacingOccurrences(of: SyncthingInstance.apiKey, with: "not-the-key-42")
+        try xml.write(toFile: home + "/config.xml", atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = Products.syncthingAdapter
+        p.arguments = ["--socket", daemon.socket, "--syncthing-home", home]
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 78)
+        let lines = text.split(separator: "\n").filter { $0.hasPrefix("syncbadge-syncthing:") }
+        #expect(lines.count == 1)
+        #expect(text.contains("http://127.0.0.1:\(st.guiPort)"))
+        #expect(text.contains(home + "/config.xml"))
+        #expect(!text.contains("not-the-key-42"))
     }
 
     /// A write that lands after Syncthing indexed a version, while B still lacks it, leaves

@@ -107,9 +107,21 @@ func sets(_ actions: [AdapterAction]) -> [BadgeSet] {
 
     @Test func conflictCopyAndOriginal() {
         var m = mapper()
-        let out = m.event(.remoteChangeDetected(folder: "shared", path: "a/f.sync-conflict-20261123-190618-6P4VZKN.txt", action: "modified", type: "file"), fs: fs)
+        let copy = "a/f.sync-conflict-20261123-190618-6P4VZKN.txt"
+        let both = FakeFS(paths: fs.paths.union(["/sync/" + copy]))
+        let out = m.event(.remoteChangeDetected(folder: "shared", path: copy, action: "modified", type: "file"), fs: both)
         #expect(sets(out).map(\.state) == ["conflict", "conflict"])
-        #expect(sets(out).map(\.path) == ["/sync/a/f.sync-conflict-20261123-190618-6P4VZKN.txt", "/sync/a/f.txt"])
+        #expect(sets(out).map(\.path) == ["/sync/" + copy, "/sync/a/f.txt"])
+        // Syncthing's later word on the original does not undo the conflict.
+        let r = record("a/f.txt", v: ["A:1"])
+        let c = FileCheck(folder: "shared", name: "a/f.txt", gen: 9, disk: nil, db: DBFile(global: r, local: r))
+        #expect(m.checked(c).isEmpty)
+        // The copy renamed over the original ("Keep this copy"): both go back to Syncthing's view.
+        #expect(m.changed(path: "/sync/" + copy, gen: nil, fs: fs).isEmpty)
+        #expect(sets(m.checked(c)).map(\.state) == ["pending"])
+        // A disk event that comes after the copy is gone does not bring the conflict back.
+        let late = m.event(.localChangeDetected(folder: "shared", path: copy, action: "deleted", type: "file"), fs: fs)
+        #expect(late == [.check(folder: "shared", names: [copy])])
     }
 
     @Test func ignoredByPatternsAndSyncthingsOwnFiles() {

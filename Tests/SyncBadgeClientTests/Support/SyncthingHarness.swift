@@ -146,7 +146,8 @@ final class SyncthingInstance {
 
     /// Adds `peer` and the shared folder in one `PUT /rest/config`: separate calls race (the
     /// devices connect before the folder exists, and the peer ignores it until a restart).
-    func share(id: String, with peer: SyncthingInstance, folderOptions: [String: Any] = [:], deviceOptions: [String: Any] = [:]) throws {
+    func share(id: String, with peer: SyncthingInstance, folderOptions: [String: Any] = [:], deviceOptions: [String: Any] = [:],
+               options: [String: Any] = [:]) throws {
         guard var config = try rest("GET", "/rest/config") as? [String: Any],
               let defaults = config["defaults"] as? [String: Any],
               var device = defaults["device"] as? [String: Any],
@@ -164,6 +165,10 @@ final class SyncthingInstance {
         folder["devices"] = [deviceID, peer.deviceID].map { ["deviceID": $0, "introducedBy": "", "encryptionPassword": ""] }
         for (k, v) in folderOptions { folder[k] = v }
         config["folders"] = (config["folders"] as? [Any] ?? []) + [folder]
+        if var o = config["options"] as? [String: Any] {
+            for (k, v) in options { o[k] = v }
+            config["options"] = o
+        }
         try rest("PUT", "/rest/config", json: config)
     }
 
