@@ -72,8 +72,10 @@ public final class HTTPSyncthingAPI: SyncthingAPI {
             }
             tls = t
         }
+        // AsyncHTTPClient retries a refused connection until the connect timeout: Syncthing is
+        // on this machine, so a second is plenty, and a stopped Syncthing is noticed at once.
         var config = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow,
-                                              timeout: .init(connect: .seconds(5)))
+                                              timeout: .init(connect: .seconds(1)))
         config.connectionPool = .init(idleTimeout: .seconds(120))
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
     }
