@@ -293,7 +293,7 @@ public final class SyncthingBridge {
             let disk = fs.identity(path)
             let db = try await api.file(folder: id, name: name)
             let c = FileCheck(folder: id, name: name, gen: gen, disk: disk, db: db, neededHere: needHere.contains(name),
-                              neededBy: f.peers.filter { neededBy[$0]?.contains(name) == true })
+                              neededBy: f.peers.filter { neededBy[$0]?.contains(name) == true }, peers: f.peers)
             await perform(mapper.checked(c))
         }
     }

@@ -12,10 +12,13 @@ public struct FileCheck: Sendable, Equatable {
     public var neededHere: Bool
     /// The peers whose remoteneed lists it.
     public var neededBy: [String]
+    /// Every peer the folder is shared with: each must have announced this version.
+    public var peers: [String]
 
-    public init(folder: String, name: String, gen: UInt64?, disk: DiskIdentity?, db: DBFile?, neededHere: Bool = false, neededBy: [String] = []) {
+    public init(folder: String, name: String, gen: UInt64?, disk: DiskIdentity?, db: DBFile?, neededHere: Bool = false,
+                neededBy: [String] = [], peers: [String] = []) {
         self.folder = folder; self.name = name; self.gen = gen; self.disk = disk; self.db = db
-        self.neededHere = neededHere; self.neededBy = neededBy
+        self.neededHere = neededHere; self.neededBy = neededBy; self.peers = peers
     }
 }
 
@@ -52,8 +55,16 @@ public enum FileVerdict: Sendable, Equatable {
         if c.neededHere || (local != nil && c.db?.global?.version != local?.version) {
             return .pending("a newer version on another device is not here yet")
         }
-        if !c.neededBy.isEmpty {
-            let who = c.neededBy.map { id in
+        // remoteneed is empty for a peer whose index Syncthing does not hold at the moment
+        // (its folder paused, or just resumed): a version counts as there only where the peer
+        // announced it, complete. Deletions are not announced that way: their need lists decide.
+        var missing = Set(c.neededBy)
+        if local != nil, c.db?.global != nil, c.db?.global?.deleted != true {
+            let complete = Set((c.db?.availability ?? []).filter { $0.fromTemporary != true }.map(\.id))
+            missing.formUnion(c.peers.filter { !complete.contains($0) })
+        }
+        if !missing.isEmpty {
+            let who = missing.map { id in
                 let n = names[id].flatMap { $0.isEmpty ? nil : $0 } ?? String(id.prefix(7))
                 return connected.contains(id) ? n : "\(n) (disconnected)"
             }

@@ -54,7 +54,12 @@ public struct FileRecord: Codable, Sendable, Equatable {
 }
 
 public struct DBFile: Codable, Sendable, Equatable {
-    public struct Availability: Codable, Sendable, Equatable { public var id: String }
+    /// A device that announced the global version; `fromTemporary`: only a partial copy.
+    public struct Availability: Codable, Sendable, Equatable {
+        public var id: String
+        public var fromTemporary: Bool?
+        public init(id: String, fromTemporary: Bool? = false) { self.id = id; self.fromTemporary = fromTemporary }
+    }
     public var availability: [Availability]?
     public var global: FileRecord?
     public var local: FileRecord?

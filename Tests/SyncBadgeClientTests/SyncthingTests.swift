@@ -24,8 +24,8 @@ final class SyncthingPair {
         try b.launch()
         try a.waitUntilServing()
         try b.waitUntilServing()
-        try a.share(id: folderID, with: b)
-        try b.share(id: folderID, with: a, folderOptions: folderOptionsB, deviceOptions: deviceOptionsB, options: optionsB)
+        try a.share(id: folderID, with: b, dials: false)
+        try b.share(id: folderID, with: a, dials: true, folderOptions: folderOptionsB, deviceOptions: deviceOptionsB, options: optionsB)
         adapterA = try AdapterProcess(socket: daemon.socket, syncthing: a)
         adapterB = try AdapterProcess(socket: daemon.socket, syncthing: b)
         // Each root is added, claimed and reconciled: its own state turns synced.

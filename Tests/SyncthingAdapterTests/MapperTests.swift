@@ -197,6 +197,19 @@ func record(_ name: String, v: [String], size: Int64 = 0, modified: String = "20
         #expect(FileVerdict.evaluate(c, names: [peerB: "laptop"], connected: []) == .pending("waiting for laptop (disconnected)"))
     }
 
+    /// remoteneed is empty while Syncthing holds no index of the peer (its folder paused or
+    /// just resumed): only the peer's announcement of this version counts.
+    @Test func pendingUntilThePeerAnnouncedTheVersion() {
+        let r = record("f.txt", v: ["A:1"], size: 6)
+        let disk = DiskIdentity(size: 6, mtimeNanoseconds: mtime, isDirectory: false)
+        var c = FileCheck(folder: "shared", name: "f.txt", gen: 5, disk: disk, db: DBFile(availability: [], global: r, local: r), peers: [peerB])
+        #expect(FileVerdict.evaluate(c, names: [peerB: "laptop"], connected: [peerB]) == .pending("waiting for laptop"))
+        c.db?.availability = [.init(id: peerB, fromTemporary: true)]
+        #expect(FileVerdict.evaluate(c, names: [peerB: "laptop"], connected: [peerB]) == .pending("waiting for laptop"))
+        c.db?.availability = [.init(id: peerB)]
+        #expect(FileVerdict.evaluate(c, names: [peerB: "laptop"], connected: [peerB]) == .synced)
+    }
+
     @Test func pendingWhileANewerVersionIsElsewhere() {
         let c = check(disk: DiskIdentity(size: 6, mtimeNanoseconds: mtime, isDirectory: false),
                       local: record("f.txt", v: ["A:1"], size: 6), global: record("f.txt", v: ["A:1", "B:1"], size: 6), here: true)

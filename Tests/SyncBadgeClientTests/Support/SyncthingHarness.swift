@@ -146,7 +146,10 @@ final class SyncthingInstance {
 
     /// Adds `peer` and the shared folder in one `PUT /rest/config`: separate calls race (the
     /// devices connect before the folder exists, and the peer ignores it until a restart).
-    func share(id: String, with peer: SyncthingInstance, folderOptions: [String: Any] = [:], deviceOptions: [String: Any] = [:],
+    /// Only a side that `dials` has the peer's address: a connection from the side configured
+    /// first could reach the other before its own PUT, be refused, and be tried again only a
+    /// reconnection interval later; the side configured last dials, once both know each other.
+    func share(id: String, with peer: SyncthingInstance, dials: Bool, folderOptions: [String: Any] = [:], deviceOptions: [String: Any] = [:],
                options: [String: Any] = [:]) throws {
         guard var config = try rest("GET", "/rest/config") as? [String: Any],
               let defaults = config["defaults"] as? [String: Any],
@@ -154,7 +157,7 @@ final class SyncthingInstance {
               var folder = defaults["folder"] as? [String: Any] else { throw HarnessError(description: "no config defaults") }
         device["deviceID"] = peer.deviceID
         device["name"] = (peer.home as NSString).lastPathComponent
-        device["addresses"] = ["tcp://127.0.0.1:\(peer.listenPort)"]
+        device["addresses"] = dials ? ["tcp://127.0.0.1:\(peer.listenPort)"] : ["dynamic"]
         for (k, v) in deviceOptions { device[k] = v }
         config["devices"] = (config["devices"] as? [Any] ?? []) + [device]
         folder["id"] = id
@@ -166,6 +169,8 @@ final class SyncthingInstance {
         for (k, v) in folderOptions { folder[k] = v }
         config["folders"] = (config["folders"] as? [Any] ?? []) + [folder]
         if var o = config["options"] as? [String: Any] {
+            // The dialling side finds a restarted peer within a second.
+            o["reconnectionIntervalS"] = 1
             for (k, v) in options { o[k] = v }
             config["options"] = o
         }
