@@ -50,6 +50,37 @@ func sets(_ actions: [AdapterAction]) -> [BadgeSet] {
         #expect(out.contains(.check(folder: "shared", names: ["", "new.txt"])))
     }
 
+    /// B could not write into an immutable directory (chattr +i): the recorded failure goes on
+    /// the directory, with Syncthing's message (its trailing newline dropped).
+    @Test func recordedReceiveErrorGoesOnTheDirectory() throws {
+        var m = mapper()
+        let fs = FakeFS(paths: ["/sync", "/sync/sub"])
+        var out: [AdapterAction] = []
+        for e in try fixture("receive-error.json") { out += m.event(e.payload, fs: fs) }
+        let errors = sets(out).filter { $0.state == "error" }
+        #expect(!errors.isEmpty)
+        #expect(errors.allSatisfy { $0.path == "/sync/sub" && ($0.message ?? "").hasPrefix("sub/x.txt: ") })
+        #expect(errors.last?.message == "sub/x.txt: syncing: opening temp file: open /tmp/stprobe/fb/sub/.syncthing.x.txt.tmp: operation not permitted")
+    }
+
+    /// Progress events in the shapes Syncthing 1.19 sends.
+    @Test func decodesProgressEvents() throws {
+        let json = """
+            [{"id": 7, "globalID": 9, "type": "DownloadProgress", "time": "2026-11-23T19:06:19Z",
+              "data": {"shared": {"big.bin": {"total": 32, "reused": 0, "copiedFromOrigin": 0, "copiedFromElsewhere": 0,
+                                              "pulled": 8, "pulling": 2, "bytesTotal": 4194304, "bytesDone": 1048576}}}},
+             {"id": 8, "globalID": 10, "type": "RemoteDownloadProgress", "time": "2026-11-23T19:06:20Z",
+              "data": {"device": "\(peerB)", "folder": "shared", "state": {"big.bin": 12}}}]
+            """
+        let events = try JSONDecoder().decode([SyncthingEvent].self, from: Data(json.utf8))
+        #expect(events[0].payload == .downloadProgress(["shared": ["big.bin": .init(bytesDone: 1048576, bytesTotal: 4194304)]]))
+        #expect(events[1].payload == .remoteDownloadProgress(device: peerB, folder: "shared", blocks: ["big.bin": 12]))
+        var m = mapper(peers: [peerB])
+        #expect(m.event(events[1].payload, fs: FakeFS(paths: [])) == [.lookUpBlocks(folder: "shared", name: "big.bin", blocksDone: 12)])
+        #expect(sets(m.remoteProgress(folder: "shared", name: "big.bin", blocksDone: 12, numBlocks: 32))
+                == [BadgeSet("syncing", "/sync/big.bin", progress: 37, message: "sending")])
+    }
+
     /// A receives the remote index of B having the file: the file it sent is checked.
     @Test func sendingSideChecksAfterThePeerReports() throws {
         var m = mapper(peers: [peerB])
