@@ -87,9 +87,10 @@ public final class SyncthingBridge {
         channel.start()
         defer { channel.stop() }
         var events = stream.makeAsyncIterator()
-        // Syncthing opens its GUI a second or two after it starts: a service started beside it
-        // gets that long before an address that does not answer counts as wrong.
-        let firstContactDeadline = ContinuousClock.now + .seconds(5)
+        // Syncthing opens its GUI (and writes its certificate) a few seconds after its first
+        // start: a service started beside it waits that long before an address that does not
+        // answer counts as wrong.
+        let firstContactDeadline = ContinuousClock.now + .seconds(10)
         var firstContact = true
         var backoff = 0.25
         var saidLost = false
@@ -99,6 +100,8 @@ public final class SyncthingBridge {
                 status = try await api.status()
             } catch SyncthingAPIError.unauthorized {
                 throw AdapterFailure.configuration("\(origin): Syncthing refused the API key")
+            } catch SyncthingAPIError.untrusted(let why) {
+                throw AdapterFailure.configuration("\(origin): \(why)")
             } catch {
                 if firstContact {
                     guard ContinuousClock.now < firstContactDeadline else {

@@ -5,6 +5,7 @@ import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 import NIOSSL
+import Synchronization
 
 /// Syncthing's REST API, as far as the adapter uses it. The loop talks to this protocol only,
 /// so that what it does with the answers is testable without a Syncthing.
@@ -38,12 +39,15 @@ public enum SyncthingAPIError: Error, Equatable, CustomStringConvertible {
     case status(Int, String)
     /// Nothing answers (Syncthing is down or the address is wrong).
     case unreachable(String)
+    /// The TLS handshake failed: the server is not the one whose certificate is trusted.
+    case untrusted(String)
 
     public var description: String {
         switch self {
         case .unauthorized(let url): "\(url) refused the API key"
         case .status(let code, let url): "\(url) answered HTTP \(code)"
         case .unreachable(let why): why
+        case .untrusted(let why): why
         }
     }
 }
@@ -53,35 +57,51 @@ public enum SyncthingAPIError: Error, Equatable, CustomStringConvertible {
 public final class HTTPSyncthingAPI: SyncthingAPI {
     let endpoint: SyncthingEndpoint
     let apiKey: String
-    let client: HTTPClient
+    let certificate: String?
     let logger: Logger
+    /// Made at the first call: Syncthing writes its certificate at its first start, which may
+    /// come after ours.
+    let clientBox = Mutex<HTTPClient?>(nil)
 
     /// `certificate`: Syncthing's `https-cert.pem`, the one root trusted for HTTPS.
-    public init(endpoint: SyncthingEndpoint, apiKey: String, certificate: String?, logger: Logger) throws {
+    public init(endpoint: SyncthingEndpoint, apiKey: String, certificate: String?, logger: Logger) {
         self.endpoint = endpoint
         self.apiKey = apiKey
+        self.certificate = certificate
         self.logger = logger
-        var tls: TLSConfiguration? = nil
-        if endpoint.tls {
-            var t = TLSConfiguration.makeClientConfiguration()
-            if let certificate {
-                t.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certificate))
-                // Syncthing's certificate names the host "syncthing", not the address it
-                // listens on: the trust comes from the certificate itself, pinned here.
-                t.certificateVerification = .noHostnameVerification
+    }
+
+    func client() throws -> HTTPClient {
+        try clientBox.withLock { box in
+            if let box { return box }
+            var tls: TLSConfiguration? = nil
+            if endpoint.tls {
+                var t = TLSConfiguration.makeClientConfiguration()
+                if let certificate {
+                    do {
+                        t.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certificate))
+                    } catch {
+                        throw SyncthingAPIError.unreachable("\(endpoint): cannot load \(certificate): \(error)")
+                    }
+                    // Syncthing's certificate names the host "syncthing", not the address it
+                    // listens on: the trust comes from the certificate itself, pinned here.
+                    t.certificateVerification = .noHostnameVerification
+                }
+                tls = t
             }
-            tls = t
+            // AsyncHTTPClient retries a refused connection until the connect timeout: Syncthing
+            // is on this machine, so a second is plenty, and a stopped Syncthing is noticed at once.
+            var config = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow,
+                                                  timeout: .init(connect: .seconds(1)))
+            config.connectionPool = .init(idleTimeout: .seconds(120))
+            let c = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
+            box = c
+            return c
         }
-        // AsyncHTTPClient retries a refused connection until the connect timeout: Syncthing is
-        // on this machine, so a second is plenty, and a stopped Syncthing is noticed at once.
-        var config = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow,
-                                              timeout: .init(connect: .seconds(1)))
-        config.connectionPool = .init(idleTimeout: .seconds(120))
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
     }
 
     public func shutdown() async {
-        try? await client.shutdown()
+        if let c = clientBox.withLock({ $0 }) { try? await c.shutdown() }
     }
 
     func url(_ path: String, _ query: [(String, String)]) -> String {
@@ -103,15 +123,25 @@ public final class HTTPSyncthingAPI: SyncthingAPI {
         var request = HTTPClientRequest(url: url(path, query))
         request.method = method
         request.headers.add(name: "X-API-Key", value: apiKey)
+        // Over a Unix socket the URL's host is the encoded socket path, which Go's server
+        // refuses as a Host header (400), and Syncthing's host check wants a local name.
+        if case .unix = endpoint { request.headers.replaceOrAdd(name: "Host", value: "localhost") }
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(data: body))
         }
         let response: HTTPClientResponse
         do {
-            response = try await client.execute(request, timeout: .seconds(timeout))
+            response = try await client().execute(request, timeout: .seconds(timeout))
         } catch let e as HTTPClientError where e == .deadlineExceeded || e == .readTimeout {
             throw e
+        } catch let e as SyncthingAPIError {
+            throw e
+        } catch let e as NIOSSLError {
+            // BoringSSL takes no self-signed certificate without keyCertSign (Syncthing's
+            // generated GUI certificate) as a trust anchor, and AsyncHTTPClient offers no
+            // verification callback to pin it otherwise.
+            throw SyncthingAPIError.untrusted("\(endpoint): the TLS handshake failed against \(certificate ?? "the system's roots") (\(e))")
         } catch {
             throw SyncthingAPIError.unreachable("\(endpoint): \(error)")
         }

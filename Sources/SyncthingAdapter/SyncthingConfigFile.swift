@@ -2,7 +2,7 @@
 /// the key that opens it. Only the `<gui>` element is read; the folders come from the REST
 /// API, which is what Syncthing actually runs with.
 public struct SyncthingGUI: Sendable, Equatable {
-    /// `127.0.0.1:8384`, `[::1]:8384`, `0.0.0.0:8384` or `unix:///path/to/socket`.
+    /// `127.0.0.1:8384`, `[::1]:8384`, `0.0.0.0:8384`, `/path/to/socket` or `unix:///path/to/socket`.
     public var address: String
     public var apiKey: String
     public var tls: Bool
@@ -17,6 +17,8 @@ public struct SyncthingGUI: Sendable, Equatable {
     /// must never travel further than this machine.
     public var endpoint: SyncthingEndpoint {
         if address.hasPrefix("unix://") { return .unix(path: String(address.dropFirst("unix://".count)), tls: tls) }
+        // 1.19 writes a Unix socket as a bare absolute path (STGUIADDRESS takes unix://).
+        if address.hasPrefix("/") { return .unix(path: address, tls: tls) }
         var host = address
         if host.hasPrefix("0.0.0.0:") { host = "127.0.0.1:" + host.dropFirst("0.0.0.0:".count) }
         if host.hasPrefix("[::]:") { host = "[::1]:" + host.dropFirst("[::]:".count) }

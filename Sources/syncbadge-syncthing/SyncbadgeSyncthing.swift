@@ -76,12 +76,7 @@ struct SyncbadgeSyncthing: AsyncParsableCommand {
         }
         let key = apiKey ?? gui!.apiKey
         let certificate = endpoint.tls ? home.map { $0 + "/https-cert.pem" } : nil
-        let api: HTTPSyncthingAPI
-        do {
-            api = try HTTPSyncthingAPI(endpoint: endpoint, apiKey: key, certificate: certificate, logger: logger)
-        } catch {
-            Self.fail("\(endpoint) (\(origin)): cannot load \(certificate ?? "the certificate"): \(error)")
-        }
+        let api = HTTPSyncthingAPI(endpoint: endpoint, apiKey: key, certificate: certificate, logger: logger)
         let bridge = SyncthingBridge(api: api, daemon: SocketBadgeDaemon(socketPath: socketPath, name: "syncthing"),
                                      socketPath: socketPath, folders: folders, origin: "\(endpoint) (from \(origin))", logger: logger)
         logger.info("following Syncthing at \(endpoint) (from \(origin)) for syncbadged at \(socketPath)")

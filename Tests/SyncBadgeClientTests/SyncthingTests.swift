@@ -125,6 +125,41 @@ struct SyncthingEndToEndTests {
         try c.waitForState(pair.b.folder, "B's root back to synced", diagnostics: pair.diagnostics) { $0.state == "synced" && $0.progress == nil }
     }
 
+    /// A Unix-socket GUI (1.19 writes it as a bare path), read from config.xml with no option.
+    /// HTTPS is not here: Syncthing's generated certificate cannot be pinned through
+    /// AsyncHTTPClient (docs/ENGINES.md); `httpsGUIExits78Clearly` covers what happens.
+    @Test(arguments: [SyncthingInstance.GUI.unix])
+    func guiAddressesFromConfig(_ gui: SyncthingInstance.GUI) throws {
+        let daemon = try DaemonHarness()
+        let st = try SyncthingInstance(temp: daemon.temp, name: "solo", gui: gui, ownFolder: "solo")
+        try st.launch()
+        defer { st.stop() }
+        let adapter = try AdapterProcess(socket: daemon.socket, syncthing: st)
+        defer { adapter.stop() }
+        let c = try daemon.connect()
+        let diagnostics = { "--- adapter:\n\(adapter.log.suffix(3000))\n--- syncthing:\n\(st.logText.suffix(2000))" }
+        try c.waitForState(st.folder, "the root reconciled", timeout: 20, diagnostics: diagnostics) { $0.state == "synced" }
+        try touchFile(st.folder + "/f.txt", "x")
+        try c.waitForState(st.folder + "/f.txt", "synced (shared with nobody)", diagnostics: diagnostics) { $0.state == "synced" }
+        #expect(adapter.log.contains(gui == .https ? "https://127.0.0.1:\(st.guiPort)" : "unix://"))
+    }
+
+    /// An HTTPS GUI: the adapter does not fall back to trusting any certificate; it stops
+    /// with one line naming the address, the config file and the certificate it tried.
+    @Test func httpsGUIExits78Clearly() throws {
+        let daemon = try DaemonHarness()
+        let st = try SyncthingInstance(temp: daemon.temp, name: "tls", gui: .https, ownFolder: "tls")
+        try st.launch()
+        defer { st.stop() }
+        let adapter = try AdapterProcess(socket: daemon.socket, syncthing: st)
+        adapter.process.waitUntilExit()
+        #expect(adapter.process.terminationStatus == 78)
+        #expect(adapter.output.wait(for: "https-cert.pem"))
+        #expect(adapter.log.contains("https://127.0.0.1:\(st.guiPort)"))
+        #expect(adapter.log.contains(st.home + "/config.xml"))
+        #expect(!adapter.log.contains(SyncthingInstance.apiKey))
+    }
+
     /// A wrong key exits 78 with one line naming the address and the config file, not the key.
     @Test func wrongKeyExits78() throws {
         let daemon = try DaemonHarness()

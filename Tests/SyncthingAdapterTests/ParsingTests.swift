@@ -22,6 +22,9 @@ import Testing
         let unix = try #require(SyncthingConfigFile.parseGUI(
             #"<gui enabled="true" tls="false"><address>unix:///run/user/1000/st.sock</address><apikey>abc</apikey></gui>"#))
         #expect(unix.endpoint == .unix(path: "/run/user/1000/st.sock", tls: false))
+        let bare = try #require(SyncthingConfigFile.parseGUI(
+            #"<gui enabled="true" tls="false"><address>/run/user/1000/st.sock</address><apikey>abc</apikey></gui>"#))
+        #expect(bare.endpoint == .unix(path: "/run/user/1000/st.sock", tls: false))
         #expect(SyncthingConfigFile.parseGUI("<gui><address>x</address></gui>") == nil)
     }
 

@@ -41,7 +41,12 @@ final class SyncthingInstance {
     let log: String
     var process: Process?
 
-    init(temp: TempDir, name: String) throws {
+    /// How the GUI (the REST API) listens.
+    enum GUI { case http, https, unix }
+
+    /// `ownFolder`: a folder of its own (shared with nobody) written into config.xml, for an
+    /// instance that is never configured through REST.
+    init(temp: TempDir, name: String, gui: GUI = .http, ownFolder: String? = nil) throws {
         home = temp.sub("\(name)-home")
         folder = temp.sub("\(name)-folder")
         log = temp.sub("\(name)-syncthing.log")
@@ -55,7 +60,10 @@ final class SyncthingInstance {
         func set(_ element: String, _ value: String) {
             xml = xml.replacingOccurrences(of: "<\(element)>[^<]*</\(element)>", with: "<\(element)>\(value)</\(element)>", options: .regularExpression)
         }
-        xml = xml.replacingOccurrences(of: "<address>127.0.0.1:8384</address>", with: "<address>127.0.0.1:\(guiPort)</address>")
+        // 1.19 takes a Unix socket as a bare absolute path (unix:// only in STGUIADDRESS).
+        let address = gui == .unix ? temp.sub("\(name)-gui.sock") : "127.0.0.1:\(guiPort)"
+        xml = xml.replacingOccurrences(of: "<address>127.0.0.1:8384</address>", with: "<address>\(address)</address>")
+        if gui == .https { xml = xml.replacingOccurrences(of: #"<gui enabled="true" tls="false""#, with: #"<gui enabled="true" tls="true""#) }
         set("apikey", Self.apiKey)
         set("listenAddress", "tcp://127.0.0.1:\(listenPort)")
         for (k, v) in [("globalAnnounceEnabled", "false"), ("localAnnounceEnabled", "false"), ("relaysEnabled", "false"),
@@ -68,6 +76,17 @@ final class SyncthingInstance {
             throw HarnessError(description: "no device id in config.xml")
         }
         deviceID = String(xml[r].dropFirst(#"<device id=""#.count).dropLast())
+        if let id = ownFolder {
+            let folderXML = """
+                <folder id="\(id)" label="\(id)" path="\(folder)" type="sendreceive" rescanIntervalS="3600" fsWatcherEnabled="true" fsWatcherDelayS="1" ignorePerms="false" autoNormalize="true">
+                    <filesystemType>basic</filesystemType>
+                    <device id="\(deviceID)" introducedBy=""></device>
+                </folder>
+                <gui
+                """
+            xml = xml.replacingOccurrences(of: "<gui", with: folderXML)
+            try xml.write(toFile: home + "/config.xml", atomically: true, encoding: .utf8)
+        }
     }
 
     /// Starts it and waits until its REST API answers.
