@@ -14,6 +14,13 @@ public enum AdapterFailure: Error, CustomStringConvertible {
     }
 }
 
+/// A conflict copy that could not be renamed over its original.
+struct ResolveError: Error, CustomStringConvertible {
+    var path: String
+    var errno: Int32
+    var description: String { "cannot rename \(path): \(String(cString: strerror(errno)))" }
+}
+
 /// Everything that reaches the loop, from Syncthing's event streams and from the daemon.
 enum Input: Sendable {
     case events(session: Int, disk: Bool, [SyncthingEvent], EventCursor.Verdict)
@@ -369,7 +376,7 @@ public final class SyncthingBridge {
         if let original = ConflictName.original(of: name) {
             let copy = f.absolute(name), orig = f.absolute(original)
             if keepSelected {
-                guard rename(copy, orig) == 0 else { throw AdapterFailure.configuration("cannot rename \(copy): \(errno)") }
+                guard rename(copy, orig) == 0 else { throw ResolveError(path: copy, errno: errno) }
             } else {
                 try fm.removeItem(atPath: copy)
             }
@@ -384,7 +391,7 @@ public final class SyncthingBridge {
         if keepSelected {
             for c in copies { try fm.removeItem(atPath: dir + "/" + c) }
         } else if let newest = copies.last {
-            guard rename(dir + "/" + newest, f.absolute(name)) == 0 else { throw AdapterFailure.configuration("cannot rename \(newest): \(errno)") }
+            guard rename(dir + "/" + newest, f.absolute(name)) == 0 else { throw ResolveError(path: dir + "/" + newest, errno: errno) }
             for c in copies.dropLast() { try fm.removeItem(atPath: dir + "/" + c) }
         }
     }

@@ -125,69 +125,6 @@ struct SyncthingEndToEndTests {
         try c.waitForState(pair.b.folder, "B's root back to synced", diagnostics: pair.diagnostics) { $0.state == "synced" && $0.progress == nil }
     }
 
-    /// A Unix-socket GUI (1.19 writes it as a bare path), read from config.xml with no option.
-    /// HTTPS is not here: Syncthing's generated certificate cannot be pinned through
-    /// AsyncHTTPClient (docs/ENGINES.md); `httpsGUIExits78Clearly` covers what happens.
-    @Test(arguments: [SyncthingInstance.GUI.unix])
-    func guiAddressesFromConfig(_ gui: SyncthingInstance.GUI) throws {
-        let daemon = try DaemonHarness()
-        let st = try SyncthingInstance(temp: daemon.temp, name: "solo", gui: gui, ownFolder: "solo")
-        try st.launch()
-        defer { st.stop() }
-        let adapter = try AdapterProcess(socket: daemon.socket, syncthing: st)
-        defer { adapter.stop() }
-        let c = try daemon.connect()
-        let diagnostics = { "--- adapter:\n\(adapter.log.suffix(3000))\n--- syncthing:\n\(st.logText.suffix(2000))" }
-        try c.waitForState(st.folder, "the root reconciled", timeout: 20, diagnostics: diagnostics) { $0.state == "synced" }
-        try touchFile(st.folder + "/f.txt", "x")
-        try c.waitForState(st.folder + "/f.txt", "synced (shared with nobody)", diagnostics: diagnostics) { $0.state == "synced" }
-        #expect(adapter.log.contains(gui == .https ? "https://127.0.0.1:\(st.guiPort)" : "unix://"))
-    }
-
-    /// An HTTPS GUI: the adapter does not fall back to trusting any certificate; it stops
-    /// with one line naming the address, the config file and the certificate it tried.
-    @Test func httpsGUIExits78Clearly() throws {
-        let daemon = try DaemonHarness()
-        let st = try SyncthingInstance(temp: daemon.temp, name: "tls", gui: .https, ownFolder: "tls")
-        try st.launch()
-        defer { st.stop() }
-        let adapter = try AdapterProcess(socket: daemon.socket, syncthing: st)
-        adapter.process.waitUntilExit()
-        #expect(adapter.process.terminationStatus == 78)
-        #expect(adapter.output.wait(for: "https-cert.pem"))
-        #expect(adapter.log.contains("https://127.0.0.1:\(st.guiPort)"))
-        #expect(adapter.log.contains(st.home + "/config.xml"))
-        #expect(!adapter.log.contains(SyncthingInstance.apiKey))
-    }
-
-    /// A wrong key exits 78 with one line naming the address and the config file, not the key.
-    @Test func wrongKeyExits78() throws {
-        let daemon = try DaemonHarness()
-        let st = try SyncthingInstance(temp: daemon.temp, name: "solo")
-        try st.start()
-        defer { st.stop() }
-        let home = daemon.temp.sub("wrong-home")
-        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-        let xml = try String(contentsOfFile: st.home + "/config.xml", encoding: .utf8)
-            .replacingOccurrences(of: SyncthingInstance.apiKey, with: "not-the-key-42")
-        try xml.write(toFile: home + "/config.xml", atomically: true, encoding: .utf8)
-        let p = Process()
-        p.executableURL = Products.syncthingAdapter
-        p.arguments = ["--socket", daemon.socket, "--syncthing-home", home]
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 78)
-        let lines = text.split(separator: "\n").filter { $0.hasPrefix("syncbadge-syncthing:") }
-        #expect(lines.count == 1)
-        #expect(text.contains("http://127.0.0.1:\(st.guiPort)"))
-        #expect(text.contains(home + "/config.xml"))
-        #expect(!text.contains("not-the-key-42"))
-    }
-
     /// A write that lands after Syncthing indexed a version, while B still lacks it, leaves
     /// A `pending` until the newer version reached B: never `synced` with B holding the old one.
     @Test func fileWrittenDuringItsTransferStaysPending() throws {
@@ -314,5 +251,72 @@ struct SyncthingEndToEndTests {
         }
         try touchFile(pair.a.folder + "/after-daemon.txt", "x")
         try c.waitForState(pair.a.folder + "/after-daemon.txt", "synced after the daemon's restart", diagnostics: pair.diagnostics) { $0.state == "synced" }
+    }
+}
+
+/// One Syncthing each, no pair: these run beside the pairs.
+@Suite(.enabled(if: toolsOnPath(["syncthing"])))
+struct SyncthingSingleInstanceTests {
+    /// A Unix-socket GUI (1.19 writes it as a bare path), read from config.xml with no option.
+    /// HTTPS is not here: Syncthing's generated certificate cannot be pinned through
+    /// AsyncHTTPClient (docs/ENGINES.md); `httpsGUIExits78Clearly` covers what happens.
+    @Test(arguments: [SyncthingInstance.GUI.unix])
+    func guiAddressesFromConfig(_ gui: SyncthingInstance.GUI) throws {
+        let daemon = try DaemonHarness()
+        let st = try SyncthingInstance(temp: daemon.temp, name: "solo", gui: gui, ownFolder: "solo")
+        try st.launch()
+        defer { st.stop() }
+        let adapter = try AdapterProcess(socket: daemon.socket, syncthing: st)
+        defer { adapter.stop() }
+        let c = try daemon.connect()
+        let diagnostics = { "--- adapter:\n\(adapter.log.suffix(3000))\n--- syncthing:\n\(st.logText.suffix(2000))" }
+        try c.waitForState(st.folder, "the root reconciled", timeout: 20, diagnostics: diagnostics) { $0.state == "synced" }
+        try touchFile(st.folder + "/f.txt", "x")
+        try c.waitForState(st.folder + "/f.txt", "synced (shared with nobody)", diagnostics: diagnostics) { $0.state == "synced" }
+        #expect(adapter.log.contains(gui == .https ? "https://127.0.0.1:\(st.guiPort)" : "unix://"))
+    }
+
+    /// An HTTPS GUI: the adapter does not fall back to trusting any certificate; it stops
+    /// with one line naming the address, the config file and the certificate it tried.
+    @Test func httpsGUIExits78Clearly() throws {
+        let daemon = try DaemonHarness()
+        let st = try SyncthingInstance(temp: daemon.temp, name: "tls", gui: .https, ownFolder: "tls")
+        try st.launch()
+        defer { st.stop() }
+        let adapter = try AdapterProcess(socket: daemon.socket, syncthing: st)
+        adapter.process.waitUntilExit()
+        #expect(adapter.process.terminationStatus == 78)
+        #expect(adapter.output.wait(for: "https-cert.pem"))
+        #expect(adapter.log.contains("https://127.0.0.1:\(st.guiPort)"))
+        #expect(adapter.log.contains(st.home + "/config.xml"))
+        #expect(!adapter.log.contains(SyncthingInstance.apiKey))
+    }
+
+    /// A wrong key exits 78 with one line naming the address and the config file, not the key.
+    @Test func wrongKeyExits78() throws {
+        let daemon = try DaemonHarness()
+        let st = try SyncthingInstance(temp: daemon.temp, name: "solo")
+        try st.start()
+        defer { st.stop() }
+        let home = daemon.temp.sub("wrong-home")
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        let xml = try String(contentsOfFile: st.home + "/config.xml", encoding: .utf8)
+            .replacingOccurrences(of: SyncthingInstance.apiKey, with: "not-the-key-42")
+        try xml.write(toFile: home + "/config.xml", atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = Products.syncthingAdapter
+        p.arguments = ["--socket", daemon.socket, "--syncthing-home", home]
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 78)
+        let lines = text.split(separator: "\n").filter { $0.hasPrefix("syncbadge-syncthing:") }
+        #expect(lines.count == 1)
+        #expect(text.contains("http://127.0.0.1:\(st.guiPort)"))
+        #expect(text.contains(home + "/config.xml"))
+        #expect(!text.contains("not-the-key-42"))
     }
 }
