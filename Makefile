@@ -135,7 +135,8 @@ uninstall:
 	rm -f $(SHARE)/bash-completion/completions/syncbadge $(SHARE)/zsh/site-functions/_syncbadge \
 	  $(SHARE)/fish/vendor_completions.d/syncbadge.fish
 	rm -f $(SHARE)/man/man1/syncbadge.1 $(SHARE)/man/man1/syncbadge.*.1 $(SHARE)/man/man1/syncbadged.1 \
-	  $(SHARE)/man/man1/syncbadged.*.1 $(SHARE)/man/man1/syncbadge-syncthing.1
+	  $(SHARE)/man/man1/syncbadged.*.1 $(SHARE)/man/man1/syncbadge-syncthing.1 \
+	  $(SHARE)/man/man1/syncbadge-syncthing.*.1
 	rm -rf $(SHARE)/syncbadge
 
 clean:
