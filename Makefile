@@ -6,8 +6,8 @@ SCRATCH ?= .build
 SWIFT_FLAGS := --scratch-path $(SCRATCH)
 # libinotifytools (no pkg-config file), SQLite for GRDB, inotify-tools for comparisons,
 # socat for poking at the socket by hand, rsync and python3 for the example engine, tmux and
-# the shells and ranger for the terminal clients' tests.
-APT_PACKAGES := libinotifytools0-dev inotify-tools libsqlite3-dev socat rsync python3 tmux zsh fish ranger
+# the shells and ranger for the terminal clients' tests, syncthing for the Syncthing adapter's.
+APT_PACKAGES := libinotifytools0-dev inotify-tools libsqlite3-dev socat rsync python3 tmux zsh fish ranger syncthing
 # The file managers' tests (Examples/filemanagers): Nautilus, Nemo and Caja with their Python
 # extension hosts, Xvfb, a session bus, ImageMagick, xdotool, rsvg-convert (the emblems) and
 # notify-send. Installed without their recommends, which would be most of a desktop.
@@ -126,7 +126,7 @@ fuzz:
 release: deps
 	# Our products by name: building every product would also link dependencies' dynamic
 	# library products (libGRDB-dynamic.so), which cannot take a static Swift runtime.
-	for product in syncbadged syncbadge syncbadge-soak; do $(SWIFT) build $(RELEASE_FLAGS) --product $$product || exit 1; done
+	for product in syncbadged syncbadge syncbadge-soak syncbadge-syncthing; do $(SWIFT) build $(RELEASE_FLAGS) --product $$product || exit 1; done
 	# A product SwiftPM thought up to date may still be linked against the shared runtime.
 	for tool in syncbadge syncbadged; do \
 	  bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/$$tool"; \
@@ -137,7 +137,7 @@ release: deps
 	# would build them a second time).
 	$(SWIFT) build $(RELEASE_FLAGS) --product generate-manual
 	rm -rf $(SCRATCH)/man && mkdir -p $(SCRATCH)/man
-	for tool in syncbadge syncbadged; do \
+	for tool in syncbadge syncbadged syncbadge-syncthing; do \
 	  "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/generate-manual" \
 	    "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/$$tool" --multi-page --output-directory $(SCRATCH)/man; \
 	done
@@ -149,6 +149,7 @@ install: release
 	# Stripped: the debug information is most of a static binary's size.
 	install -s -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadged $(BIN)/syncbadged
 	install -s -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadge $(BIN)/syncbadge
+	install -s -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadge-syncthing $(BIN)/syncbadge-syncthing
 	install -m 644 Badges/badges.tsv Badges/*.svg $(SHARE)/syncbadge/badges/
 	install -m 644 Examples/prompt/syncbadge.* $(SHARE)/syncbadge/prompt/
 	install -m 644 Examples/ranger/syncbadge.py $(SHARE)/syncbadge/ranger/
@@ -157,12 +158,14 @@ install: release
 	install -m 755 Examples/providers/shell-mirror.sh Examples/providers/rsync-mirror/rsync_mirror.py $(SHARE)/syncbadge/providers/
 	sed 's|@BINDIR@|$(PREFIX)/bin|' Examples/systemd/syncbadged.service > $(UNITS)/syncbadged.service
 	install -m 644 Examples/systemd/syncbadged.socket $(UNITS)/syncbadged.socket
+	sed 's|@BINDIR@|$(PREFIX)/bin|' Examples/systemd/syncbadge-syncthing.service > $(UNITS)/syncbadge-syncthing.service
 	$(BIN)/syncbadge --generate-completion-script bash > $(SHARE)/bash-completion/completions/syncbadge
 	$(BIN)/syncbadge --generate-completion-script zsh > $(SHARE)/zsh/site-functions/_syncbadge
 	$(BIN)/syncbadge --generate-completion-script fish > $(SHARE)/fish/vendor_completions.d/syncbadge.fish
 	install -m 644 $(SCRATCH)/man/*.1 $(SHARE)/man/man1/
 	$(MAKE) install-filemanagers PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	@echo "installed under $(DESTDIR)$(PREFIX); enable on demand start with: systemctl --user enable --now syncbadged.socket"
+	@echo "with Syncthing: systemctl --user enable --now syncbadge-syncthing.service"
 
 # The file-manager extension: the file and the Python package under $(SHARE)/syncbadge, a link in
 # the extension directory of each file manager on this machine (Nemo and Caja read only
@@ -217,11 +220,13 @@ uninstall-filemanagers:
 	$(ICON_CACHE)
 
 uninstall: uninstall-filemanagers
-	rm -f $(BIN)/syncbadged $(BIN)/syncbadge $(UNITS)/syncbadged.service $(UNITS)/syncbadged.socket
+	rm -f $(BIN)/syncbadged $(BIN)/syncbadge $(BIN)/syncbadge-syncthing $(UNITS)/syncbadged.service $(UNITS)/syncbadged.socket \
+	  $(UNITS)/syncbadge-syncthing.service
 	rm -f $(SHARE)/bash-completion/completions/syncbadge $(SHARE)/zsh/site-functions/_syncbadge \
 	  $(SHARE)/fish/vendor_completions.d/syncbadge.fish
 	rm -f $(SHARE)/man/man1/syncbadge.1 $(SHARE)/man/man1/syncbadge.*.1 $(SHARE)/man/man1/syncbadged.1 \
-	  $(SHARE)/man/man1/syncbadged.*.1
+	  $(SHARE)/man/man1/syncbadged.*.1 $(SHARE)/man/man1/syncbadge-syncthing.1 \
+	  $(SHARE)/man/man1/syncbadge-syncthing.*.1
 	rm -rf $(SHARE)/syncbadge
 
 clean:

@@ -20,12 +20,16 @@ let package = Package(
         .executable(name: "syncbadged", targets: ["syncbadged"]),
         .executable(name: "syncbadge", targets: ["syncbadge"]),
         .library(name: "SyncBadgeClient", targets: ["SyncBadgeClient"]),
+        .executable(name: "syncbadge-syncthing", targets: ["syncbadge-syncthing"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // Syncthing's own self-signed GUI certificate is the only one the adapter trusts.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // libinotifytools ships no pkg-config file, so the system library names its apt package only.
@@ -82,6 +86,31 @@ let package = Package(
             swiftSettings: strict,
             linkerSettings: staticCLI
         ),
+        // The Syncthing adapter: the pure mapping of Syncthing's events to badge states, tested
+        // with recorded events, and the HTTP and socket edges behind small protocols.
+        .target(
+            name: "SyncthingAdapter",
+            dependencies: [
+                "SyncBadgeClient", "SyncBadgeCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "syncbadge-syncthing",
+            dependencies: [
+                "SyncthingAdapter",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         // `make reliability`'s fast-forward soak: the daemon in-process, fed synthetic events.
         .executableTarget(
             name: "syncbadge-soak",
@@ -100,6 +129,13 @@ let package = Package(
         ),
         .testTarget(name: "SyncBadgeStoreTests", dependencies: ["SyncBadgeStore"], swiftSettings: strict),
         .testTarget(
+            name: "SyncthingAdapterTests",
+            dependencies: ["SyncthingAdapter", .product(name: "Logging", package: "swift-log")],
+            // Recorded from Syncthing 1.19.2, read through #filePath.
+            exclude: ["Fixtures"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "SyncBadgeServerTests",
             dependencies: [
                 "SyncBadgeServer", "SyncBadgeCore", "SyncBadgeStore", "SyncBadgeWatcher",
@@ -112,7 +148,7 @@ let package = Package(
         // End-to-end: the real binaries against real temporary directories.
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["SyncBadgeClient", "syncbadged", "syncbadge", "syncbadge-soak"],
+            dependencies: ["SyncBadgeClient", "syncbadged", "syncbadge", "syncbadge-soak", "syncbadge-syncthing"],
             swiftSettings: strict
         ),
     ]

@@ -86,6 +86,10 @@ public final class Connection {
 
     deinit { close(fd) }
 
+    /// The socket, for a caller that waits on it with `poll` beside other descriptors. Lines
+    /// already read into the buffer do not make it readable: drain `nextPush(timeout: 0)` first.
+    public var descriptor: Int32 { fd }
+
     // MARK: Requests
 
     /// Sends a request without waiting; returns its tag.

@@ -1,0 +1,288 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Logging
+import Synchronization
+import SyncBadgeClient
+import SyncBadgeCore
+
+/// What the daemon answered to a `SET`.
+public enum SetOutcome: Sendable, Equatable {
+    case applied
+    /// A write landed after the generation the adapter confirmed: the path stays `pending`.
+    case stale
+    /// The path does not exist (and has no tombstone).
+    case notFound
+}
+
+/// The daemon, as the adapter's loop uses it: report states, read generations and pending
+/// paths, register roots. Behind a protocol so that the loop's decisions are testable.
+public protocol BadgeDaemon: AnyObject {
+    func set(_ s: BadgeSet) throws -> SetOutcome
+    /// The path's current generation, nil when the daemon knows no such path.
+    func generation(of path: String) throws -> UInt64?
+    /// `CHANGES <root>`: every pending path with its generation.
+    func pending(root: String) throws -> [(String, UInt64)]
+    func addRoot(_ path: String) throws
+    func reconnect() throws
+}
+
+/// Two connections: a provider one for `SET`, `STATUS` and `CHANGES`, and an admin one,
+/// opened when a root has to be added.
+public final class SocketBadgeDaemon: BadgeDaemon {
+    let socketPath: String
+    let name: String
+    var connection: Connection?
+
+    public init(socketPath: String, name: String) {
+        self.socketPath = socketPath
+        self.name = name
+    }
+
+    func conn() throws -> Connection {
+        if let connection { return connection }
+        let c = try Self.open(socketPath, role: "provider", name: name + "-state")
+        connection = c
+        return c
+    }
+
+    /// A connection that asks for no `* ROOT` pushes: nothing reads pushes on it, and unread
+    /// ones would pile up in its buffer, or reset the connection when it closes.
+    static func open(_ socketPath: String, role: String, name: String) throws -> Connection {
+        let c = try Connection(socketPath: socketPath)
+        _ = try c.request("HELLO", [.word("proto=1"), .option("role", role), .option("name", name), .option("roots", "0")], timeout: 30)
+        return c
+    }
+
+    /// One retry on a fresh connection: the daemon may have restarted since the last request.
+    func request(_ verb: String, _ fields: [RequestField]) throws -> Reply {
+        do {
+            return try conn().request(verb, fields, timeout: 30)
+        } catch ClientError.closed, ClientError.timeout {
+            connection = nil
+            return try conn().request(verb, fields, timeout: 30)
+        }
+    }
+
+    public func set(_ s: BadgeSet) throws -> SetOutcome {
+        var fields: [RequestField] = [.word(s.state), .path(Array(s.path.utf8))]
+        if let g = s.gen { fields.append(.option("gen", String(g))) }
+        if let p = s.progress { fields.append(.option("progress", String(p))) }
+        if let m = s.message { fields.append(.option("message", m)) }
+        if s.recursive { fields.append(.option("recursive", "1")) }
+        do {
+            let r = try request("SET", fields)
+            return r.ok.option("stale") == "1" ? .stale : .applied
+        } catch ClientError.server(code: "not-found", _) {
+            return .notFound
+        }
+    }
+
+    public func generation(of path: String) throws -> UInt64? {
+        do {
+            let r = try request("STATUS", [.path(Array(path.utf8))])
+            return r.data.compactMap(Item.init).first?.gen
+        } catch ClientError.server(code: "not-found", _) {
+            return nil
+        } catch ClientError.server(code: "outside", _) {
+            return nil
+        }
+    }
+
+    public func pending(root: String) throws -> [(String, UInt64)] {
+        try request("CHANGES", [.path(Array(root.utf8))]).data.compactMap(Item.init).map {
+            (String(decoding: $0.path, as: UTF8.self), $0.gen ?? 0)
+        }
+    }
+
+    public func addRoot(_ path: String) throws {
+        let admin = try Self.open(socketPath, role: "admin", name: name + "-admin")
+        _ = try admin.request("ADD-ROOT", [.path(Array(path.utf8))], timeout: 600)
+        // A goodbye, so that the daemon closes first and nothing is left unread.
+        _ = try? admin.request("BYE", [], timeout: 5)
+    }
+
+    public func reconnect() throws {
+        connection = nil
+        _ = try conn()
+    }
+}
+
+/// What arrives on the provider connection.
+public enum DaemonPush: Sendable, Equatable {
+    /// Connected (again): `epoch` tells whether the daemon restarted.
+    case connected(epoch: String)
+    /// `from`: the old path of a move, which left a tombstone.
+    case changed(path: String, gen: UInt64, from: String?)
+    /// Changes were dropped for a slow reader: ask `CHANGES` again.
+    case resetChanges(root: String)
+    case action(id: String, paths: [String], target: String?)
+    case lost
+}
+
+/// A menu or toolbar item the adapter defines.
+public struct MenuDefinition: Sendable, Equatable {
+    public var kind: String
+    public var id: String
+    public var title: String
+    public var states: [String]
+    public init(kind: String, id: String, title: String, states: [String] = []) {
+        self.kind = kind; self.id = id; self.title = title; self.states = states
+    }
+}
+
+/// The provider connection that holds the claims: one thread owns it, waits on it and on a
+/// wake-up pipe with `poll` (no timer, no wake-up while idle), claims what `follow` asks for
+/// and hands each push to `onPush`. It reconnects, with backoff, when the daemon goes away.
+public final class ProviderChannel: Sendable {
+    struct Wanted: Sendable {
+        var roots: [String] = []
+        var stopping = false
+        var generation = 0
+    }
+    let socketPath: String
+    let name: String
+    let menus: [MenuDefinition]
+    let toolbar: (name: String, tooltip: String)?
+    let wanted = Mutex(Wanted())
+    let wakeRead: Int32
+    let wakeWrite: Int32
+    let onPush: @Sendable (DaemonPush) -> Void
+    let logger: Logger
+
+    public init(socketPath: String, name: String, menus: [MenuDefinition], toolbar: (name: String, tooltip: String)?,
+                logger: Logger, onPush: @escaping @Sendable (DaemonPush) -> Void) {
+        self.socketPath = socketPath
+        self.name = name
+        self.menus = menus
+        self.toolbar = toolbar
+        self.logger = logger
+        self.onPush = onPush
+        var fds: [Int32] = [0, 0]
+        _ = pipe(&fds)
+        for fd in fds {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+        }
+        wakeRead = fds[0]
+        wakeWrite = fds[1]
+    }
+
+    deinit {
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    public func start() {
+        let t = Thread { [self] in self.main() }
+        t.start()
+    }
+
+    /// Claims exactly these roots (a root dropped means a new connection: claims have no undo).
+    public func follow(roots: [String]) {
+        wanted.withLock {
+            if !Set(roots).isSuperset(of: Set($0.roots)) { $0.generation += 1 }
+            $0.roots = roots
+        }
+        wake()
+    }
+
+    public func stop() {
+        wanted.withLock { $0.stopping = true }
+        wake()
+    }
+
+    func wake() {
+        var b: UInt8 = 1
+        _ = write(wakeWrite, &b, 1)
+    }
+
+    func drainWake() {
+        var buf = [UInt8](repeating: 0, count: 64)
+        while read(wakeRead, &buf, buf.count) > 0 {}
+    }
+
+    func main() {
+        var backoff = 0.05
+        var saidLost = false
+        while !wanted.withLock({ $0.stopping }) {
+            do {
+                try session { saidLost = false }
+                backoff = 0.05
+            } catch {
+                if !saidLost {
+                    logger.warning("syncbadged is not answering on \(socketPath): \(error); retrying")
+                    onPush(.lost)
+                    saidLost = true
+                }
+            }
+            if wanted.withLock({ $0.stopping }) { break }
+            // Backoff without a timer thread: poll on the wake pipe alone.
+            var p = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
+            _ = poll(&p, 1, Int32(backoff * 1000))
+            drainWake()
+            backoff = min(backoff * 2, 2)
+        }
+    }
+
+    /// One connection's life: returns when the roots shrank, throws when the daemon went away.
+    func session(connected: () -> Void) throws {
+        let c = try Connection(socketPath: socketPath, role: "provider", name: name)
+        connected()
+        for m in menus {
+            var f: [RequestField] = [.word(m.kind), .word(m.id), .option("title", m.title)]
+            if !m.states.isEmpty { f.append(.option("states", m.states.joined(separator: ","))) }
+            _ = try c.request("DEFINE-MENU", f, timeout: 30)
+        }
+        if let toolbar {
+            _ = try c.request("DEFINE-TOOLBAR", [.option("name", toolbar.name), .option("tooltip", toolbar.tooltip)], timeout: 30)
+        }
+        onPush(.connected(epoch: c.epoch))
+        var claimed = Set<String>()
+        let generation = wanted.withLock { $0.generation }
+        while true {
+            let (roots, gen, stopping) = wanted.withLock { ($0.roots, $0.generation, $0.stopping) }
+            if stopping { return }
+            if gen != generation { return }
+            for r in roots where !claimed.contains(r) {
+                do {
+                    _ = try c.request("CLAIM", [.path(Array(r.utf8))], timeout: 30)
+                    _ = try c.request("SUBSCRIBE-CHANGES", [.path(Array(r.utf8))], timeout: 30)
+                    claimed.insert(r)
+                } catch ClientError.server(let code, let message) {
+                    // Not a root yet (the loop adds it first) or claimed by another engine.
+                    logger.warning("cannot claim \(r): \(code) \(message ?? "")")
+                    claimed.insert(r)
+                }
+            }
+            while let m = try c.nextPush(timeout: 0) { dispatch(m) }
+            var fds = [pollfd(fd: c.descriptor, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            let rc = poll(&fds, 2, -1)
+            if rc < 0 && errno != EINTR { throw ClientError.closed(nil) }
+            if fds[1].revents != 0 { drainWake() }
+            if fds[0].revents != 0 {
+                // Readable or hung up: read at least one line, which throws at the end.
+                if let m = try c.nextPush(timeout: nil) { dispatch(m) }
+            }
+        }
+    }
+
+    func dispatch(_ m: WireMessage) {
+        switch m.kind {
+        case "CHANGED":
+            guard let p = m.fields.first, p.isPath, let gen = m.option("gen").flatMap(UInt64.init) else { return }
+            onPush(.changed(path: String(decoding: p.bytes, as: UTF8.self), gen: gen, from: m.option("from")))
+        case "RESET-CHANGES":
+            guard let p = m.fields.first, p.isPath else { return }
+            onPush(.resetChanges(root: String(decoding: p.bytes, as: UTF8.self)))
+        case "ACTION":
+            guard let id = m.fields.first?.string else { return }
+            let paths = m.fields.dropFirst().filter(\.isPath).map { String(decoding: $0.bytes, as: UTF8.self) }
+            onPush(.action(id: id, paths: paths, target: m.option("target")))
+        default:
+            break
+        }
+    }
+}

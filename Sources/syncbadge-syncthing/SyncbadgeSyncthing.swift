@@ -1,0 +1,99 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import Foundation
+import Logging
+import SyncBadgeCore
+import SyncthingAdapter
+
+@main
+struct SyncbadgeSyncthing: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "syncbadge-syncthing",
+        abstract: "Shows Syncthing's per-file sync state as SyncBadge badges.",
+        discussion: """
+            A long-lived sync engine for syncbadged: it follows Syncthing's folders (each one \
+            becomes a root it claims), its event streams and its database, and sets every \
+            file's state: pending, syncing, synced, error, conflict or ignored.
+
+            With no option it reads the GUI address and API key from Syncthing's config.xml, \
+            found in $XDG_STATE_HOME/syncthing, ~/.local/state/syncthing or ~/.config/syncthing \
+            (the first that has one). The key is never logged. A wrong key or address exits 78.
+            """)
+
+    @Option(help: "syncbadged's socket (default: as every SyncBadge client finds it).")
+    var socket: String?
+
+    @Option(name: .customLong("syncthing-home"), help: "Syncthing's home directory, holding config.xml.")
+    var syncthingHome: String?
+
+    @Option(help: "Syncthing's REST address: http://HOST:PORT, https://HOST:PORT or unix:///PATH (default: from config.xml).")
+    var url: String?
+
+    @Option(name: .customLong("api-key"), help: "The API key (default: from config.xml). Prefer the config file: a command line is visible to other users.")
+    var apiKey: String?
+
+    @Option(name: .customLong("folder"), help: "Follow only this folder id (repeatable; default: every folder).")
+    var folders: [String] = []
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: Logger.Level = .info
+
+    func run() async throws {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var h = StreamLogHandler.standardError(label: label)
+            h.logLevel = level
+            return h
+        }
+        let logger = Logger(label: "syncbadge-syncthing")
+        let env = ProcessInfo.processInfo.environment
+        let socketPath = SocketPath.resolve(explicit: socket, environment: env, uid: getuid())
+
+        // Where the address and the key come from, named in every fatal message.
+        var origin = "command line"
+        var gui: SyncthingGUI?
+        var home = syncthingHome
+        if url == nil || apiKey == nil {
+            let homes = syncthingHome.map { [$0] } ?? SyncthingConfigFile.candidateHomes(environment: env)
+            guard let found = homes.first(where: { FileManager.default.fileExists(atPath: $0 + "/config.xml") }) else {
+                Self.fail(ConfigFileError.notFound(tried: homes.map { $0 + "/config.xml" }).description)
+            }
+            home = found
+            let file = found + "/config.xml"
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { Self.fail(ConfigFileError.unreadable(file).description) }
+            guard let g = SyncthingConfigFile.parseGUI(text) else { Self.fail(ConfigFileError.noGUI(file).description) }
+            gui = g
+            origin = file
+        }
+        let endpoint: SyncthingEndpoint
+        if let url {
+            guard let e = SyncthingEndpoint(url: url) else { Self.fail("--url \(url): not http://, https:// or unix://") }
+            endpoint = e
+        } else {
+            endpoint = gui!.endpoint
+        }
+        let key = apiKey ?? gui!.apiKey
+        let certificate = endpoint.tls ? home.map { $0 + "/https-cert.pem" } : nil
+        let api = HTTPSyncthingAPI(endpoint: endpoint, apiKey: key, certificate: certificate, logger: logger)
+        let bridge = SyncthingBridge(api: api, daemon: SocketBadgeDaemon(socketPath: socketPath, name: "syncthing"),
+                                     socketPath: socketPath, folders: folders, origin: "\(endpoint) (from \(origin))", logger: logger)
+        logger.info("following Syncthing at \(endpoint) (from \(origin)) for syncbadged at \(socketPath)")
+        do {
+            try await bridge.run()
+        } catch let f as AdapterFailure {
+            await api.shutdown()
+            Self.fail(f.description)
+        }
+        await api.shutdown()
+    }
+
+    /// One line on stderr and EX_CONFIG: what was tried, never the key.
+    static func fail(_ line: String) -> Never {
+        FileHandle.standardError.write(Data(("syncbadge-syncthing: " + line + "\n").utf8))
+        Glibc.exit(78)
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -1,0 +1,322 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+import SyncBadgeClient
+import SyncBadgeCore
+
+/// Two real Syncthing instances on loopback sharing one folder, one daemon, and one adapter
+/// per instance (each claims its side's folder as a root).
+final class SyncthingPair {
+    let daemon: DaemonHarness
+    let a: SyncthingInstance
+    let b: SyncthingInstance
+    var adapterA: AdapterProcess?
+    var adapterB: AdapterProcess?
+    let folderID = "shared"
+
+    init(folderOptionsB: [String: Any] = [:], deviceOptionsB: [String: Any] = [:], optionsB: [String: Any] = [:]) throws {
+        daemon = try DaemonHarness()
+        a = try SyncthingInstance(temp: daemon.temp, name: "a")
+        b = try SyncthingInstance(temp: daemon.temp, name: "b")
+        try a.launch()
+        try b.launch()
+        try a.waitUntilServing()
+        try b.waitUntilServing()
+        try a.share(id: folderID, with: b, dials: false)
+        try b.share(id: folderID, with: a, dials: true, folderOptions: folderOptionsB, deviceOptions: deviceOptionsB, options: optionsB)
+        adapterA = try AdapterProcess(socket: daemon.socket, syncthing: a)
+        adapterB = try AdapterProcess(socket: daemon.socket, syncthing: b)
+        // Each root is added, claimed and reconciled: its own state turns synced.
+        let c = try daemon.connect()
+        for s in [a, b] {
+            try c.waitForState(s.folder, "the root reconciled", timeout: 20, diagnostics: diagnostics) { $0.state == "synced" }
+        }
+    }
+
+    func diagnostics() -> String {
+        "--- adapter A:\n\(adapterA?.log.suffix(3000) ?? "")\n--- adapter B:\n\(adapterB?.log.suffix(3000) ?? "")"
+            + "\n--- syncbadged:\n\(daemon.output?.text.withLock { $0.suffix(12000) } ?? "")"
+    }
+
+    deinit {
+        adapterA?.stop()
+        adapterB?.stop()
+        a.stop()
+        b.stop()
+    }
+}
+
+extension Connection {
+    /// Waits until `STATUS path` satisfies `done`, woken by the pushes for the path's
+    /// directory (observed here); throws at the deadline with what it last saw.
+    @discardableResult
+    func waitForState(_ path: String, _ what: String, timeout: Double = 15, diagnostics: () -> String = { "" },
+                      until done: (Item) -> Bool) throws -> Item {
+        let dir = (try? status(path))?.kind == "dir" ? path : (path as NSString).deletingLastPathComponent
+        var observing = false
+        defer { if observing { _ = try? request("UNOBSERVE", [.path(Array(dir.utf8))], timeout: 15) } }
+        let deadline = Date().addingTimeInterval(timeout)
+        var last: Item?
+        while true {
+            // Not a root yet, or the directory not there yet: its `* ROOT` push or the
+            // parent's `* ITEM` wakes the wait, and the observation is tried again.
+            if !observing { observing = (try? request("OBSERVE", [.path(Array(dir.utf8)), .option("list", "0")], timeout: 15)) != nil }
+            if let item = try? status(path) {
+                last = item
+                if done(item) { return item }
+            }
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { break }
+            do {
+                _ = try nextPush(timeout: observing ? left : min(left, 0.1))
+            } catch {
+                throw HarnessError(description: "waiting for \(what) on \(path): \(error)\n" + diagnostics())
+            }
+        }
+        throw HarnessError(description: "\(path) never showed \(what) within \(timeout) s; last: "
+            + "\(last.map { "\($0.state) message=\($0.message ?? "-") progress=\($0.progress.map(String.init) ?? "-")" } ?? "no item")\n"
+            + diagnostics())
+    }
+}
+
+// One pair at a time: their starts and transfers compete for two cores, and the suite is no
+// faster run side by side.
+@Suite(.serialized, .enabled(if: toolsOnPath(["syncthing"])))
+struct SyncthingEndToEndTests {
+    @Test func newFileGoesPendingThenSyncedOnBothSides() throws {
+        let pair = try SyncthingPair()
+        let c = try pair.daemon.connect()
+        let onA = pair.a.folder + "/new.txt", onB = pair.b.folder + "/new.txt"
+        try touchFile(onA, "hello")
+        try c.waitForState(onA, "pending") { $0.state == "pending" }
+        let syncedA = try c.waitForState(onA, "synced on A", diagnostics: pair.diagnostics) { $0.state == "synced" }
+        // A says synced only once B has it.
+        #expect(try String(contentsOfFile: onB, encoding: .utf8) == "hello")
+        #expect(syncedA.gen != nil)
+        try c.waitForState(onB, "synced on B", diagnostics: pair.diagnostics) { $0.state == "synced" }
+        try c.waitForState(pair.b.folder, "B's root synced", diagnostics: pair.diagnostics) { $0.state == "synced" && $0.counts?[.pending] ?? 0 == 0 }
+        // The key is a secret: not in anything the adapter said.
+        let logA = pair.adapterA?.log ?? ""
+        #expect(logA.contains("following Syncthing"))
+        #expect(!logA.contains(SyncthingInstance.apiKey))
+    }
+
+    /// B receives slowly: the new file does not exist on B until it is complete, so B's root
+    /// carries its `syncing`, with progress rising; A shows B's download of it as `syncing` too.
+    @Test func largeFileShowsSyncingWithRisingProgress() throws {
+        let pair = try SyncthingPair(optionsB: ["maxRecvKbps": 1000, "limitBandwidthInLan": true])
+        let c = try pair.daemon.connect()
+        var bytes = [UInt8](repeating: 0, count: 4 << 20)
+        for i in bytes.indices { bytes[i] = UInt8(truncatingIfNeeded: i &* 2654435761 >> 13) }
+        try Data(bytes).write(to: URL(fileURLWithPath: pair.a.folder + "/big.bin"))
+        let first = try c.waitForState(pair.b.folder, "B's root syncing with progress", diagnostics: pair.diagnostics) {
+            $0.state == "syncing" && ($0.progress ?? 0) > 0 && ($0.message ?? "").contains("big.bin")
+        }
+        try c.waitForState(pair.b.folder, "B's progress rising", diagnostics: pair.diagnostics) {
+            $0.state == "syncing" && ($0.progress ?? 0) > (first.progress ?? 0)
+        }
+        try c.waitForState(pair.a.folder + "/big.bin", "A sending with progress", diagnostics: pair.diagnostics) {
+            $0.state == "syncing" && ($0.progress ?? 0) > 0
+        }
+        try c.waitForState(pair.b.folder + "/big.bin", "synced on B", timeout: 20, diagnostics: pair.diagnostics) { $0.state == "synced" }
+        try c.waitForState(pair.a.folder + "/big.bin", "synced on A", diagnostics: pair.diagnostics) { $0.state == "synced" }
+        try c.waitForState(pair.b.folder, "B's root back to synced", diagnostics: pair.diagnostics) { $0.state == "synced" && $0.progress == nil }
+    }
+
+    /// A write that lands after Syncthing indexed a version, while B still lacks it, leaves
+    /// A `pending` until the newer version reached B: never `synced` with B holding the old one.
+    @Test func fileWrittenDuringItsTransferStaysPending() throws {
+        let pair = try SyncthingPair()
+        let c = try pair.daemon.connect()
+        let onA = pair.a.folder + "/doc.txt", onB = pair.b.folder + "/doc.txt"
+        // B's folder paused: A's first version waits for B (the transfer cannot finish).
+        try pair.b.rest("PATCH", "/rest/config/folders/\(pair.folderID)", json: ["paused": true])
+        try touchFile(onA, "first")
+        try c.waitForState(onA, "waiting for B", diagnostics: pair.diagnostics) { $0.state == "pending" && ($0.message ?? "").hasPrefix("waiting for") }
+        try touchFile(onA, "second version")
+        try pair.b.rest("PATCH", "/rest/config/folders/\(pair.folderID)", json: ["paused": false])
+        let dir = pair.a.folder
+        _ = try c.request("OBSERVE", [.path(Array(dir.utf8)), .option("list", "0")], timeout: 15)
+        let deadline = Date().addingTimeInterval(20)
+        while true {
+            let item = try c.status(onA)
+            if item.state == "synced" {
+                // Synced only with the version B has.
+                #expect(try String(contentsOfFile: onB, encoding: .utf8) == "second version")
+                break
+            }
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { throw HarnessError(description: "never synced: \(item.state) \(item.message ?? "")\n" + pair.diagnostics()) }
+            _ = try c.nextPush(timeout: left)
+        }
+    }
+
+    @Test func stignorePatternGivesIgnored() throws {
+        let pair = try SyncthingPair()
+        let c = try pair.daemon.connect()
+        try pair.a.rest("POST", "/rest/db/ignores?folder=\(pair.folderID)", json: ["ignore": ["*.log", "/build"]])
+        // Syncthing announces no change of patterns: the adapter reads them again when the
+        // daemon reports the folder's .stignore changed.
+        try FileManager.default.createDirectory(atPath: pair.a.folder + "/build", withIntermediateDirectories: true)
+        try touchFile(pair.a.folder + "/debug.log", "x")
+        try touchFile(pair.a.folder + "/kept.txt", "x")
+        try c.waitForState(pair.a.folder + "/debug.log", "ignored", diagnostics: pair.diagnostics) { $0.state == "ignored" }
+        try c.waitForState(pair.a.folder + "/build", "ignored", diagnostics: pair.diagnostics) { $0.state == "ignored" }
+        try c.waitForState(pair.a.folder + "/kept.txt", "synced", diagnostics: pair.diagnostics) { $0.state == "synced" }
+        try c.waitForState(pair.a.folder + "/.stfolder", "ignored", diagnostics: pair.diagnostics) { $0.state == "ignored" }
+    }
+
+    /// Both sides edit the file while B's folder is paused: Syncthing keeps one version and
+    /// a conflict copy; both are `conflict` until "Keep this copy" resolves it.
+    @Test func conflictThenKeepThisCopy() throws {
+        let pair = try SyncthingPair()
+        let c = try pair.daemon.connect()
+        let onA = pair.a.folder + "/report.txt", onB = pair.b.folder + "/report.txt"
+        try touchFile(onA, "base")
+        try c.waitForState(onB, "synced on B", diagnostics: pair.diagnostics) { $0.state == "synced" }
+        try c.waitForState(onA, "synced on A", diagnostics: pair.diagnostics) { $0.state == "synced" }
+        try pair.b.rest("PATCH", "/rest/config/folders/\(pair.folderID)", json: ["paused": true])
+        try touchFile(onA, "edited on A")
+        try touchFile(onB, "edited on B, longer")
+        // A indexed its edit (it waits for B) before B comes back with its own.
+        try c.waitForState(onA, "A's edit indexed", diagnostics: pair.diagnostics) { ($0.message ?? "").hasPrefix("waiting for") }
+        try pair.b.rest("PATCH", "/rest/config/folders/\(pair.folderID)", json: ["paused": false])
+        let original = try c.waitForState(onA, "conflict on A's original", diagnostics: pair.diagnostics) { $0.state == "conflict" }
+        let copies = try FileManager.default.contentsOfDirectory(atPath: pair.a.folder).filter { $0.contains(".sync-conflict-") }
+        #expect(copies.count == 1)
+        let copy = pair.a.folder + "/" + copies[0]
+        try c.waitForState(copy, "conflict on the copy", diagnostics: pair.diagnostics) { $0.state == "conflict" }
+        #expect(original.message?.contains(copies[0]) == true)
+        let menu = try c.request("MENU", [.word("items"), .path(Array(copy.utf8))], timeout: 15).data.map { $0.fields.first?.string ?? "" }
+        #expect(menu.contains("syncthing.keep-this") && menu.contains("syncthing.keep-other"))
+        let kept = try String(contentsOfFile: copy, encoding: .utf8)
+        _ = try c.request("ACTION", [.word("syncthing.keep-this"), .path(Array(copy.utf8))], timeout: 15)
+        try c.waitForState(onA, "the resolved original synced", timeout: 20, diagnostics: pair.diagnostics) { $0.state == "synced" }
+        #expect(try String(contentsOfFile: onA, encoding: .utf8) == kept)
+        #expect(!FileManager.default.fileExists(atPath: copy))
+        #expect(try String(contentsOfFile: onB, encoding: .utf8) == kept)
+    }
+
+    /// B cannot write into an immutable directory: Syncthing's message shows on the directory
+    /// (the file does not exist there), and goes once the directory is writable again.
+    @Test func receiveErrorIsShownAndCleared() throws {
+        let pair = try SyncthingPair()
+        let c = try pair.daemon.connect()
+        try FileManager.default.createDirectory(atPath: pair.a.folder + "/locked", withIntermediateDirectories: true)
+        let lockedB = pair.b.folder + "/locked"
+        try c.waitForState(lockedB, "the directory on B", diagnostics: pair.diagnostics) { $0.state == "synced" }
+        let (rc, _) = try spawn(installed("chattr")!, ["+i", lockedB], environment: [:])
+        #expect(rc == 0)
+        defer { _ = try? spawn(installed("chattr")!, ["-i", lockedB], environment: [:]) }
+        try touchFile(pair.a.folder + "/locked/f.txt", "data")
+        let failed = try c.waitForState(lockedB, "error on B's directory", diagnostics: pair.diagnostics) { $0.state == "error" }
+        #expect(failed.message?.contains("operation not permitted") == true)
+        #expect(failed.message?.contains("locked/f.txt") == true)
+        // A keeps the file pending: B needs it.
+        try c.waitForState(pair.a.folder + "/locked/f.txt", "pending on A", diagnostics: pair.diagnostics) { $0.state == "pending" }
+        _ = try spawn(installed("chattr")!, ["-i", lockedB], environment: [:])
+        // "Rescan now" on B's folder makes Syncthing pull again at once.
+        _ = try c.request("ACTION", [.word("syncthing.rescan"), .path(Array(pair.b.folder.utf8))], timeout: 15)
+        try c.waitForState(lockedB + "/f.txt", "the file on B", timeout: 20, diagnostics: pair.diagnostics) { $0.state == "synced" }
+        try c.waitForState(lockedB, "the directory cleared", diagnostics: pair.diagnostics) { $0.state == "synced" && $0.message == nil }
+        try c.waitForState(pair.a.folder + "/locked/f.txt", "synced on A", diagnostics: pair.diagnostics) { $0.state == "synced" }
+    }
+
+    /// Syncthing A killed and started again, and then syncbadged restarted: the adapter says
+    /// so on the root, comes back by itself and rebuilds every state.
+    @Test func syncthingAndDaemonRestartsAreRecovered() throws {
+        let pair = try SyncthingPair()
+        var c = try pair.daemon.connect()
+        // SIGTERM to the monitor we started: a SIGKILL would orphan its child, still serving.
+        pair.a.stop()
+        let down = try c.waitForState(pair.a.folder, "Syncthing down on the root", diagnostics: pair.diagnostics) { $0.state == "error" }
+        #expect(down.message?.contains("Syncthing") == true)
+        try pair.a.start()
+        try c.waitForState(pair.a.folder, "the root rebuilt", timeout: 20, diagnostics: pair.diagnostics) { $0.state == "synced" }
+        try touchFile(pair.a.folder + "/after-restart.txt", "x")
+        try c.waitForState(pair.a.folder + "/after-restart.txt", "synced after Syncthing's restart", diagnostics: pair.diagnostics) { $0.state == "synced" }
+
+        try pair.daemon.restart()
+        c = try pair.daemon.connect()
+        // Claimed again by the adapter (its menu items are back), and states follow again.
+        let deadline = Date().addingTimeInterval(15)
+        while true {
+            let roots = try c.request("ROOTS", [], timeout: 15).data
+            if roots.filter({ $0.option("provider") != nil }).count == 2 { break }
+            guard Date() < deadline else { throw HarnessError(description: "roots not claimed again\n" + pair.diagnostics()) }
+            // A claim is not pushed to viewers: ask again shortly, until the deadline.
+            _ = try c.nextPush(timeout: min(0.1, max(0, deadline.timeIntervalSinceNow)))
+        }
+        try touchFile(pair.a.folder + "/after-daemon.txt", "x")
+        try c.waitForState(pair.a.folder + "/after-daemon.txt", "synced after the daemon's restart", diagnostics: pair.diagnostics) { $0.state == "synced" }
+    }
+}
+
+/// One Syncthing each, no pair: these run beside the pairs.
+@Suite(.enabled(if: toolsOnPath(["syncthing"])))
+struct SyncthingSingleInstanceTests {
+    /// A Unix-socket GUI (1.19 writes it as a bare path), read from config.xml with no option.
+    /// HTTPS is not here: Syncthing's generated certificate cannot be pinned through
+    /// AsyncHTTPClient (docs/ENGINES.md); `httpsGUIExits78Clearly` covers what happens.
+    @Test(arguments: [SyncthingInstance.GUI.unix])
+    func guiAddressesFromConfig(_ gui: SyncthingInstance.GUI) throws {
+        let daemon = try DaemonHarness()
+        let st = try SyncthingInstance(temp: daemon.temp, name: "solo", gui: gui, ownFolder: "solo")
+        try st.launch()
+        defer { st.stop() }
+        let adapter = try AdapterProcess(socket: daemon.socket, syncthing: st)
+        defer { adapter.stop() }
+        let c = try daemon.connect()
+        let diagnostics = { "--- adapter:\n\(adapter.log.suffix(3000))\n--- syncthing:\n\(st.logText.suffix(2000))" }
+        try c.waitForState(st.folder, "the root reconciled", timeout: 20, diagnostics: diagnostics) { $0.state == "synced" }
+        try touchFile(st.folder + "/f.txt", "x")
+        try c.waitForState(st.folder + "/f.txt", "synced (shared with nobody)", diagnostics: diagnostics) { $0.state == "synced" }
+        #expect(adapter.log.contains(gui == .https ? "https://127.0.0.1:\(st.guiPort)" : "unix://"))
+    }
+
+    /// An HTTPS GUI: the adapter does not fall back to trusting any certificate; it stops
+    /// with one line naming the address, the config file and the certificate it tried.
+    @Test func httpsGUIExits78Clearly() throws {
+        let daemon = try DaemonHarness()
+        let st = try SyncthingInstance(temp: daemon.temp, name: "tls", gui: .https, ownFolder: "tls")
+        try st.launch()
+        defer { st.stop() }
+        let adapter = try AdapterProcess(socket: daemon.socket, syncthing: st)
+        adapter.process.waitUntilExit()
+        #expect(adapter.process.terminationStatus == 78)
+        #expect(adapter.output.wait(for: "https-cert.pem"))
+        #expect(adapter.log.contains("https://127.0.0.1:\(st.guiPort)"))
+        #expect(adapter.log.contains(st.home + "/config.xml"))
+        #expect(!adapter.log.contains(SyncthingInstance.apiKey))
+    }
+
+    /// A wrong key exits 78 with one line naming the address and the config file, not the key.
+    @Test func wrongKeyExits78() throws {
+        let daemon = try DaemonHarness()
+        let st = try SyncthingInstance(temp: daemon.temp, name: "solo")
+        try st.start()
+        defer { st.stop() }
+        let home = daemon.temp.sub("wrong-home")
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        let xml = try String(contentsOfFile: st.home + "/config.xml", encoding: .utf8)
+            .replacingOccurrences(of: SyncthingInstance.apiKey, with: "not-the-key-42")
+        try xml.write(toFile: home + "/config.xml", atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = Products.syncthingAdapter
+        p.arguments = ["--socket", daemon.socket, "--syncthing-home", home]
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 78)
+        let lines = text.split(separator: "\n").filter { $0.hasPrefix("syncbadge-syncthing:") }
+        #expect(lines.count == 1)
+        #expect(text.contains("http://127.0.0.1:\(st.guiPort)"))
+        #expect(text.contains(home + "/config.xml"))
+        #expect(!text.contains("not-the-key-42"))
+    }
+}
