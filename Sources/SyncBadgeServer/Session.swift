@@ -207,14 +207,16 @@ final class Session: ChannelInboundHandler {
             out.clear()
         }
         context.writeAndFlush(wrapOutboundOut(chunk), promise: nil)
-        if !context.channel.isWritable {
+        // Not once the write failed and closed the channel (a client gone with pushes unread):
+        // pausing reads on a channel on its way out trips swift-nio's registration assertion.
+        if !context.channel.isWritable && context.channel.isActive {
             // Stop reading requests from a client that does not read its answers.
             try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
         }
     }
 
     private func resumeReadingIfDrained() {
-        guard let context else { return }
+        guard let context, context.channel.isActive else { return }
         try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
     }
 
