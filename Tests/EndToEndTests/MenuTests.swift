@@ -89,7 +89,7 @@ import SyncBadgeCore
         #expect(items.first?.option("provider") == "test-engine")
         let cli = try runCLI(["toolbar", "--socket", d.socket])
         #expect(cli.out.contains("Pause/Resume") && cli.out.contains("test-engine"),
-                "status \(cli.status), stdout \(cli.out), stderr \(cli.err); daemon log: \(d.output?.text.withLock { String($0.suffix(2000)) } ?? "")")
+                "status \(cli.status), stdout \(cli.out), stderr \(cli.err); daemon log: \(d.log.suffix(2000))")
     }
 
     @Test func ignoreAndStopIgnoringEditTheIgnoreFile() throws {

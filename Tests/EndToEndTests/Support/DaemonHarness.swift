@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Synchronization
+import Testing
 import SyncBadgeClient
 import SyncBadgeCore
 
@@ -141,8 +142,20 @@ final class DaemonHarness {
         return root
     }
 
+    /// The daemon's log so far.
+    var log: String { output?.text.withLock { $0 } ?? "" }
+
     deinit {
         if let p = process {
+            // A daemon that died on its own (a crash, a precondition) is a failure of whatever
+            // test used it, whether or not the test noticed: say how it ended and what it logged.
+            if !p.isRunning {
+                Issue.record("""
+                    syncbadged exited on its own (\(p.terminationReason == .uncaughtSignal ? "signal" : "status") \(p.terminationStatus)); its log:
+                    \(log)
+                    """)
+                return
+            }
             kill(p.processIdentifier, SIGKILL)
             p.waitUntilExit()
         }
