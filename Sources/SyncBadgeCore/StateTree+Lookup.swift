@@ -33,80 +33,18 @@ extension StateTree {
         return nil
     }
 
-    /// Appends `<head> ITEM <path> <state> badge=… kind=… [progress=…] [message=…] gen=…
-    /// [counts=…]` and an LF for node `id` at `path` (its decoded bytes).
+    /// Appends node `id`'s `ITEM` line and an LF, at `path` (its decoded bytes).
     public func appendItemLine(_ id: NodeID, path: ArraySlice<UInt8>, head: ArraySlice<UInt8>, into out: inout [UInt8]) {
-        let n = nodes[Int(id)]
-        let rec = n.record
+        let rec = nodes[Int(id)].record
         let state = reportedState(id)
-        out.append(contentsOf: head)
-        Self.append(" ITEM ", &out)
-        PercentEncoding.encode(path, into: &out)
-        out.append(UInt8(ascii: " "))
-        Self.append(state.name, &out)
-        Self.append(" badge=", &out)
-        if let badge = rec.badge { Self.appendEncoded(badge, &out) } else { Self.append(state.name, &out) }
-        Self.append(" kind=", &out)
-        Self.append(rec.kind.name, &out)
-        if let progress = rec.progress {
-            Self.append(" progress=", &out)
-            Self.appendDecimal(UInt64(progress), &out)
-        }
-        if let message = rec.message {
-            Self.append(" message=", &out)
-            Self.appendEncoded(message, &out)
-        }
-        Self.append(" gen=", &out)
-        Self.appendDecimal(rec.gen, &out)
-        if rec.kind == .dir {
-            Self.append(" counts=", &out)
-            let c = counts(id)
-            var first = true
-            for s in SyncState.allCases where c[s] != 0 {
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
-                Self.append(s.name, &out)
-                out.append(UInt8(ascii: ":"))
-                Self.appendDecimal(UInt64(c[s]), &out)
-            }
-        }
+        ItemLine.append(head: head, path: path, state: state, badge: rec.badge ?? state.name, kind: rec.kind,
+                        progress: rec.progress, message: rec.message, gen: rec.gen,
+                        counts: rec.kind == .dir ? counts(id) : nil, into: &out)
         out.append(UInt8(ascii: "\n"))
     }
 
     /// Appends the node's name (its last path component) to `out`.
     public func appendName(_ id: NodeID, to out: inout [UInt8]) {
         out.append(contentsOf: nameSlice(id))
-    }
-
-    @inline(__always)
-    static func append(_ s: String, _ out: inout [UInt8]) {
-        var s = s
-        s.withUTF8 { out.append(contentsOf: $0) }
-    }
-
-    @inline(__always)
-    static func appendEncoded(_ s: String, _ out: inout [UInt8]) {
-        var s = s
-        s.withUTF8 { PercentEncoding.encode($0, into: &out) }
-    }
-
-    static func appendDecimal(_ v: UInt64, _ out: inout [UInt8]) {
-        if v < 10 {
-            out.append(UInt8(ascii: "0") + UInt8(v))
-            return
-        }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var n = 0
-        var v = v
-        withUnsafeMutableBytes(of: &digits) { d in
-            while v > 0 {
-                d[n] = UInt8(ascii: "0") + UInt8(v % 10)
-                v /= 10
-                n += 1
-            }
-            for k in stride(from: n - 1, through: 0, by: -1) { out.append(d[k]) }
-        }
     }
 }

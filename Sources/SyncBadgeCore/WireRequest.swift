@@ -112,6 +112,11 @@ public struct WireLine: Sendable {
         bytes = Array(first.utf8)
     }
 
+    /// A line already encoded, without its LF.
+    public init(bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
     /// Appends a field as it is: for tags, verbs, kinds and state names that never need escaping.
     public mutating func word(_ s: String) {
         bytes.append(UInt8(ascii: " "))

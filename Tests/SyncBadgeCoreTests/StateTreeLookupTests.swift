@@ -52,7 +52,7 @@ import Testing
     @Test func decimalsOfEveryLength() {
         for v: UInt64 in [0, 7, 10, 99, 100, 12345, UInt64(UInt32.max), UInt64.max] {
             var out: [UInt8] = []
-            StateTree.appendDecimal(v, &out)
+            ItemLine.appendDecimal(v, &out)
             #expect(out == Array(String(v).utf8))
         }
     }
