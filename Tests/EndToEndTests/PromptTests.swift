@@ -141,7 +141,6 @@ final class PromptSession {
                         until: { $0.last == want })
     }
 
-    static func quote(_ s: String) -> String { TmuxScreen.quote(s) }
     static func fishQuote(_ s: String) -> String {
         "'" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
     }
@@ -158,32 +157,32 @@ final class PromptSession {
         switch shell {
         case .zsh:
             let rc = """
-                export PATH=\(Self.quote(products)):$PATH
-                export SYNCBADGE_SOCKET=\(Self.quote(socket))
-                R=\(Self.quote(root))
-                L=\(Self.quote(later))
+                export PATH=\(TmuxScreen.quote(products)):$PATH
+                export SYNCBADGE_SOCKET=\(TmuxScreen.quote(socket))
+                R=\(TmuxScreen.quote(root))
+                L=\(TmuxScreen.quote(later))
                 unset HISTFILE
-                source \(Self.quote(script))
+                source \(TmuxScreen.quote(script))
                 setopt prompt_subst
                 PROMPT='P[$SYNCBADGE_PROMPT]> '
                 RPROMPT=
 
                 """
             try rc.write(toFile: home + "/.zshrc", atomically: true, encoding: .utf8)
-            return "ZDOTDIR=\(Self.quote(home)) exec \(Self.quote(exe)) -d -i"
+            return "ZDOTDIR=\(TmuxScreen.quote(home)) exec \(TmuxScreen.quote(exe)) -d -i"
         case .bash:
             let rc = """
-                export PATH=\(Self.quote(products)):$PATH
-                export SYNCBADGE_SOCKET=\(Self.quote(socket))
-                R=\(Self.quote(root))
-                L=\(Self.quote(later))
+                export PATH=\(TmuxScreen.quote(products)):$PATH
+                export SYNCBADGE_SOCKET=\(TmuxScreen.quote(socket))
+                R=\(TmuxScreen.quote(root))
+                L=\(TmuxScreen.quote(later))
                 unset HISTFILE
-                source \(Self.quote(script))
+                source \(TmuxScreen.quote(script))
                 PS1='P[$SYNCBADGE_PROMPT]> '
 
                 """
             try rc.write(toFile: home + "/bashrc", atomically: true, encoding: .utf8)
-            return "exec \(Self.quote(exe)) --noprofile --rcfile \(Self.quote(home + "/bashrc")) -i"
+            return "exec \(TmuxScreen.quote(exe)) --noprofile --rcfile \(TmuxScreen.quote(home + "/bashrc")) -i"
         case .fish:
             let rc = """
                 set -gx PATH \(Self.fishQuote(products)) $PATH
@@ -196,7 +195,7 @@ final class PromptSession {
 
                 """
             try rc.write(toFile: home + "/.config/fish/config.fish", atomically: true, encoding: .utf8)
-            return "exec \(Self.quote(exe))"
+            return "exec \(TmuxScreen.quote(exe))"
         }
     }
 
