@@ -67,6 +67,27 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // What the daemon's STATUS path does since issue 17 (Engine+FastStatus.swift): the lookup
+    // walks the request's own bytes and the answer is appended to a buffer kept across
+    // requests. Its mallocs per operation should be zero.
+    Benchmark("STATUS in place: find(slice:) + ITEM appended to a reused buffer, depth 10") { benchmark in
+        let tree = makeTree()
+        let line = Array("7 STATUS ".utf8) + deepFile
+        let tag = line[..<1]
+        let path = line[9...]
+        var out: [UInt8] = []
+        out.reserveCapacity(512)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            out.removeAll(keepingCapacity: true)
+            guard PathBytes.isNormalizedAbsolute(path), let id = tree.find(slice: path) else {
+                fatalError("the path did not resolve")
+            }
+            tree.appendItemLine(id, path: path, head: tag, into: &out)
+            blackHole(out.count)
+        }
+    }
+
     Benchmark("Whole STATUS request: parse, lookup, answer") { benchmark in
         let tree = makeTree()
         let line = Array("7 STATUS /home/user/sync/level1/level2/level3/level4/level5/level6/level7/level8/level9/level10/report%20final.txt".utf8)
