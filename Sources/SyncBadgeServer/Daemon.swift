@@ -178,14 +178,25 @@ public final class Daemon {
         try? server.close().wait()
         try engine.eventLoop.submit { engine.value.shutdown() }.wait()
         watcher.shutdown()
+        // What changed after the commit under way (a registration's rows, changes that came in
+        // while it ran) is written too, so the next start restores it instead of rescanning
+        // for it. Bounded: a store that keeps failing is not waited for.
+        let flushed = DispatchSemaphore(value: 0)
+        engine.eventLoop.execute { engine.value.scheduleCommit { _ in flushed.signal() } }
+        if flushed.wait(timeout: .now() + Self.finalCommitTimeout) == .timedOut {
+            logger.warning("stopping with changes not stored: the store did not take them in time")
+        }
         if config.inheritedSocket == nil {
             unlink(config.socketPath)
             close(lockDescriptor)
         }
-        // The commit under way finishes (its answer still reaches the loop); no new one starts.
         try storeThread.syncShutdownGracefully()
         try group.syncShutdownGracefully()
     }
+
+    /// How long a stop waits for the last changes to be stored (systemd's default stop timeout
+    /// is 90 s; a million rows take about 20 s here).
+    static let finalCommitTimeout: DispatchTimeInterval = .seconds(60)
 
     /// A peer of another user: told so, then closed once what it sent is read (closing with
     /// its request unread would reset the connection before it reads the goodbye), or after
