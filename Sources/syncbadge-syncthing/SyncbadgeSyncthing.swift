@@ -20,6 +20,15 @@ struct SyncbadgeSyncthing: AsyncParsableCommand {
             With no option it reads the GUI address and API key from Syncthing's config.xml, \
             found in $XDG_STATE_HOME/syncthing, ~/.local/state/syncthing or ~/.config/syncthing \
             (the first that has one). The key is never logged. A wrong key or address exits 78.
+
+            An HTTPS GUI (tls="true", or --url https://...) is trusted through Syncthing's own \
+            https-cert.pem in that directory and no other certificate: AsyncHTTPClient speaks \
+            to a private Unix socket in a 0700 directory under $XDG_RUNTIME_DIR (or the \
+            temporary directory), and the adapter relays that over TLS to Syncthing, accepting \
+            only a server whose certificate is the file's (read again for each connection). Any \
+            other certificate exits 78 naming the address and the file. Given --url and \
+            --api-key but no --syncthing-home, no certificate of Syncthing's is known, and \
+            HTTPS trusts the system's roots (and checks the host name) instead.
             """)
 
     @Option(help: "syncbadged's socket (default: as every SyncBadge client finds it).")
@@ -28,7 +37,7 @@ struct SyncbadgeSyncthing: AsyncParsableCommand {
     @Option(name: .customLong("syncthing-home"), help: "Syncthing's home directory, holding config.xml.")
     var syncthingHome: String?
 
-    @Option(help: "Syncthing's REST address: http://HOST:PORT, https://HOST:PORT or unix:///PATH (default: from config.xml).")
+    @Option(help: "Syncthing's REST address: http://HOST:PORT, https://HOST:PORT (trusting its https-cert.pem), unix:///PATH or https+unix:///PATH (default: from config.xml).")
     var url: String?
 
     @Option(name: .customLong("api-key"), help: "The API key (default: from config.xml). Prefer the config file: a command line is visible to other users.")
@@ -76,7 +85,13 @@ struct SyncbadgeSyncthing: AsyncParsableCommand {
         }
         let key = apiKey ?? gui!.apiKey
         let certificate = endpoint.tls ? home.map { $0 + "/https-cert.pem" } : nil
-        let api = HTTPSyncthingAPI(endpoint: endpoint, apiKey: key, certificate: certificate, logger: logger)
+        let api: HTTPSyncthingAPI
+        do {
+            api = try HTTPSyncthingAPI(endpoint: endpoint, apiKey: key, certificate: certificate,
+                                       runtimeDirectory: HTTPSyncthingAPI.runtimeDirectory(environment: env), logger: logger)
+        } catch {
+            Self.fail("\(endpoint) (from \(origin)): \(error)")
+        }
         let bridge = SyncthingBridge(api: api, daemon: SocketBadgeDaemon(socketPath: socketPath, name: "syncthing"),
                                      socketPath: socketPath, folders: folders, origin: "\(endpoint) (from \(origin))", logger: logger)
         logger.info("following Syncthing at \(endpoint) (from \(origin)) for syncbadged at \(socketPath)")
@@ -97,3 +112,4 @@ struct SyncbadgeSyncthing: AsyncParsableCommand {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
