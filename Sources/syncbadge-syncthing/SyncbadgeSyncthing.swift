@@ -5,6 +5,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import SyncBadgeCore
+import Synchronization
 import SyncthingAdapter
 
 @main
@@ -92,6 +93,7 @@ struct SyncbadgeSyncthing: AsyncParsableCommand {
         } catch {
             Self.fail("\(endpoint) (from \(origin)): \(error)")
         }
+        if let tunnel = api.tunnel { StopSignals.remove(socket: tunnel.socketPath, directory: tunnel.directory) }
         let bridge = SyncthingBridge(api: api, daemon: SocketBadgeDaemon(socketPath: socketPath, name: "syncthing"),
                                      socketPath: socketPath, folders: folders, origin: "\(endpoint) (from \(origin))", logger: logger)
         logger.info("following Syncthing at \(endpoint) (from \(origin)) for syncbadged at \(socketPath)")
@@ -113,3 +115,24 @@ struct SyncbadgeSyncthing: AsyncParsableCommand {
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
+/// SIGTERM and SIGINT still end the adapter at once, as their default does, but first remove
+/// the TLS tunnel's socket and directory (`shutdown` does it on every other way out).
+enum StopSignals {
+    /// The addresses of C strings for the handler, which may call only async-signal-safe
+    /// functions: stored before it is installed, never freed.
+    static let socket = Atomic<Int>(0)
+    static let directory = Atomic<Int>(0)
+
+    static func remove(socket path: String, directory dir: String) {
+        socket.store(Int(bitPattern: strdup(path)), ordering: .sequentiallyConsistent)
+        directory.store(Int(bitPattern: strdup(dir)), ordering: .sequentiallyConsistent)
+        for signo in [SIGTERM, SIGINT] {
+            signal(signo) { signo in
+                if let s = UnsafePointer<CChar>(bitPattern: StopSignals.socket.load(ordering: .sequentiallyConsistent)) { unlink(s) }
+                if let d = UnsafePointer<CChar>(bitPattern: StopSignals.directory.load(ordering: .sequentiallyConsistent)) { rmdir(d) }
+                signal(signo, SIG_DFL)
+                raise(signo)
+            }
+        }
+    }
+}
