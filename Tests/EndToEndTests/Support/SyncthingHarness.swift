@@ -28,6 +28,19 @@ func freeLoopbackPort() throws -> Int {
     return Int(UInt16(bigEndian: addr.sin_port))
 }
 
+/// Whether something accepts a TCP connection on 127.0.0.1:`port` now.
+func loopbackPortAccepts(_ port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    addr.sin_port = in_port_t(UInt16(port).bigEndian)
+    return withUnsafePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+    }
+}
+
 /// One real Syncthing on loopback, set up as the adapter's tests need it: generated home,
 /// config.xml edited before the first start (GUI and listen address on 127.0.0.1, a fixed
 /// API key, no discovery, relays, NAT, usage or crash reports, upgrades; progress every second).
@@ -39,6 +52,7 @@ final class SyncthingInstance {
     let listenPort: Int
     let deviceID: String
     let log: String
+    let gui: GUI
     var process: Process?
 
     /// How the GUI (the REST API) listens.
@@ -50,6 +64,7 @@ final class SyncthingInstance {
         home = temp.sub("\(name)-home")
         folder = temp.sub("\(name)-folder")
         log = temp.sub("\(name)-syncthing.log")
+        self.gui = gui
         guiPort = try freeLoopbackPort()
         listenPort = try freeLoopbackPort()
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -112,11 +127,12 @@ final class SyncthingInstance {
         process = p
     }
 
-    /// Waits until its REST API answers; no event announces that, so it asks every 50 ms.
+    /// Waits until its REST API answers (an HTTPS one: until its port takes connections, as
+    /// `rest` speaks plain HTTP); no event announces that, so it asks every 50 ms.
     func waitUntilServing() throws {
         guard let p = process else { throw HarnessError(description: "syncthing not started") }
         let deadline = Date().addingTimeInterval(20)
-        while (try? rest("GET", "/rest/system/status")) == nil {
+        while gui == .https ? !loopbackPortAccepts(guiPort) : (try? rest("GET", "/rest/system/status")) == nil {
             guard Date() < deadline, p.isRunning else { throw HarnessError(description: "syncthing did not start: \(logText)") }
             usleep(50_000)
         }
