@@ -179,6 +179,23 @@ final class SyncthingInstance {
         return try JSONSerialization.jsonObject(with: data)
     }
 
+    /// Waits until `GET /rest/config/folders/<id>` says `paused`, woken by Syncthing's own
+    /// events (a long-poll on the config and pause events), not by a timer.
+    func waitForFolder(_ id: String, paused: Bool, timeout: Double = 15) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        var since = 0
+        while true {
+            let folder = try rest("GET", "/rest/config/folders/\(id)") as? [String: Any]
+            if folder?["paused"] as? Bool == paused { return }
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else {
+                throw HarnessError(description: "folder \(id) never \(paused ? "paused" : "resumed") within \(timeout) s: \(folder ?? [:])")
+            }
+            let events = try rest("GET", "/rest/events?events=ConfigSaved,FolderPaused,FolderResumed&since=\(since)&timeout=\(Int(left.rounded(.up)))")
+            since = (events as? [[String: Any]] ?? []).compactMap { $0["id"] as? Int }.max() ?? since
+        }
+    }
+
     /// Adds `peer` and the shared folder in one `PUT /rest/config`: separate calls race (the
     /// devices connect before the folder exists, and the peer ignores it until a restart).
     /// Only a side that `dials` has the peer's address: a connection from the side configured
