@@ -96,6 +96,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -130,7 +131,15 @@ let package = Package(
         .testTarget(name: "SyncBadgeStoreTests", dependencies: ["SyncBadgeStore"], swiftSettings: strict),
         .testTarget(
             name: "SyncthingAdapterTests",
-            dependencies: ["SyncthingAdapter", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "SyncthingAdapter",
+                .product(name: "Logging", package: "swift-log"),
+                // A TLS server with a certificate like Syncthing's, for the pinning tunnel.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             // Recorded from Syncthing 1.19.2, read through #filePath.
             exclude: ["Fixtures"],
             swiftSettings: strict

@@ -50,44 +50,60 @@ public enum SyncthingAPIError: Error, Equatable, CustomStringConvertible {
         case .untrusted(let why): why
         }
     }
+
+    init(_ failure: TunnelFailure, _ endpoint: SyncthingEndpoint) {
+        switch failure {
+        case .untrusted(let why): self = .untrusted("\(endpoint): \(why)")
+        case .unreachable(let why): self = .unreachable("\(endpoint): \(why)")
+        }
+    }
 }
 
 /// The REST API over AsyncHTTPClient: plain HTTP, HTTPS trusting only Syncthing's own GUI
 /// certificate, or a Unix socket. Redirects are refused, so the key goes to this address only.
+///
+/// HTTPS with Syncthing's certificate goes through a `PinnedTLSTunnel`: AsyncHTTPClient speaks
+/// plain HTTP to the tunnel's private socket, and the tunnel relays it over TLS to Syncthing,
+/// trusting exactly the certificate in `https-cert.pem`.
 public final class HTTPSyncthingAPI: SyncthingAPI {
     let endpoint: SyncthingEndpoint
     let apiKey: String
-    let certificate: String?
     let logger: Logger
+    /// For HTTPS with a pinned certificate; nil otherwise.
+    public let tunnel: PinnedTLSTunnel?
     /// Made at the first call: Syncthing writes its certificate at its first start, which may
     /// come after ours.
     let clientBox = Mutex<HTTPClient?>(nil)
 
-    /// `certificate`: Syncthing's `https-cert.pem`, the one root trusted for HTTPS.
-    public init(endpoint: SyncthingEndpoint, apiKey: String, certificate: String?, logger: Logger) {
+    /// `certificate`: Syncthing's `https-cert.pem`, the one certificate trusted for HTTPS (with
+    /// none, HTTPS trusts the system's roots and checks the host name). `runtimeDirectory`: where
+    /// the tunnel for it gets its private directory.
+    public init(endpoint: SyncthingEndpoint, apiKey: String, certificate: String?, runtimeDirectory: String, logger: Logger) throws {
         self.endpoint = endpoint
         self.apiKey = apiKey
-        self.certificate = certificate
         self.logger = logger
+        if endpoint.tls, let certificate {
+            tunnel = try PinnedTLSTunnel(target: endpoint, certificateFile: certificate, parent: runtimeDirectory, logger: logger)
+        } else {
+            tunnel = nil
+        }
     }
 
-    func client() throws -> HTTPClient {
-        try clientBox.withLock { box in
+    /// $XDG_RUNTIME_DIR when it is set, or else the temporary directory.
+    public static func runtimeDirectory(environment: [String: String]) -> String {
+        if let dir = environment["XDG_RUNTIME_DIR"], dir.hasPrefix("/") { return dir }
+        if let dir = environment["TMPDIR"], dir.hasPrefix("/") { return dir }
+        return "/tmp"
+    }
+
+    func client() -> HTTPClient {
+        clientBox.withLock { box in
             if let box { return box }
             var tls: TLSConfiguration? = nil
-            if endpoint.tls {
-                var t = TLSConfiguration.makeClientConfiguration()
-                if let certificate {
-                    do {
-                        t.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certificate))
-                    } catch {
-                        throw SyncthingAPIError.unreachable("\(endpoint): cannot load \(certificate): \(error)")
-                    }
-                    // Syncthing's certificate names the host "syncthing", not the address it
-                    // listens on: the trust comes from the certificate itself, pinned here.
-                    t.certificateVerification = .noHostnameVerification
-                }
-                tls = t
+            if endpoint.tls && tunnel == nil {
+                // No certificate of Syncthing's to pin (`--url https://…` with no home): the
+                // system's roots, and the host name checked.
+                tls = TLSConfiguration.makeClientConfiguration()
             }
             // AsyncHTTPClient retries a refused connection until the connect timeout: Syncthing
             // is on this machine, so a second is plenty, and a stopped Syncthing is noticed at once.
@@ -100,49 +116,64 @@ public final class HTTPSyncthingAPI: SyncthingAPI {
         }
     }
 
+    /// Closes the connections, then the tunnel (removing its socket and directory).
     public func shutdown() async {
         if let c = clientBox.withLock({ $0 }) { try? await c.shutdown() }
+        await tunnel?.shutdown()
     }
 
-    func url(_ path: String, _ query: [(String, String)]) -> String {
+    /// The request's URL, and the Host header it needs when that is not the URL's host.
+    func target(_ path: String, _ query: [(String, String)]) -> (url: String, host: String?) {
         var uri = path
         if !query.isEmpty {
             var allowed = CharacterSet.urlQueryAllowed
             allowed.remove(charactersIn: "&=+/?#")
             uri += "?" + query.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0.1)" }.joined(separator: "&")
         }
+        // Over a Unix socket the URL's host is the encoded socket path, which Go's server
+        // refuses as a Host header (400), and Syncthing's host check wants a local name.
+        // Through the tunnel, Syncthing gets the Host header of a direct connection.
+        if let tunnel {
+            let host: String
+            switch endpoint {
+            case .tcp(let hostPort, _): host = hostPort
+            case .unix: host = "localhost"
+            }
+            return (URL(httpURLWithSocketPath: tunnel.socketPath, uri: uri)?.absoluteString ?? "", host)
+        }
         switch endpoint {
-        case .tcp(let host, let tls): return (tls ? "https://" : "http://") + host + uri
+        case .tcp(let host, let tls): return ((tls ? "https://" : "http://") + host + uri, nil)
         case .unix(let socket, let tls):
             let u = tls ? URL(httpsURLWithSocketPath: socket, uri: uri) : URL(httpURLWithSocketPath: socket, uri: uri)
-            return u?.absoluteString ?? ""
+            return (u?.absoluteString ?? "", "localhost")
         }
     }
 
     func call(_ method: HTTPMethod, _ path: String, _ query: [(String, String)] = [], body: Data? = nil, timeout: Int64 = 30) async throws -> Data {
-        var request = HTTPClientRequest(url: url(path, query))
+        let (url, host) = target(path, query)
+        var request = HTTPClientRequest(url: url)
         request.method = method
         request.headers.add(name: "X-API-Key", value: apiKey)
-        // Over a Unix socket the URL's host is the encoded socket path, which Go's server
-        // refuses as a Host header (400), and Syncthing's host check wants a local name.
-        if case .unix = endpoint { request.headers.replaceOrAdd(name: "Host", value: "localhost") }
+        if let host { request.headers.replaceOrAdd(name: "Host", value: host) }
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(data: body))
         }
         let response: HTTPClientResponse
         do {
+            try await tunnel?.start()
             response = try await client().execute(request, timeout: .seconds(timeout))
         } catch let e as HTTPClientError where e == .deadlineExceeded || e == .readTimeout {
             throw e
         } catch let e as SyncthingAPIError {
             throw e
+        } catch let e as TunnelFailure {
+            throw SyncthingAPIError(e, endpoint)
         } catch let e as NIOSSLError {
-            // BoringSSL takes no self-signed certificate without keyCertSign (Syncthing's
-            // generated GUI certificate) as a trust anchor, and AsyncHTTPClient offers no
-            // verification callback to pin it otherwise.
-            throw SyncthingAPIError.untrusted("\(endpoint): the TLS handshake failed against \(certificate ?? "the system's roots") (\(e))")
+            throw SyncthingAPIError.untrusted("\(endpoint): the TLS handshake failed against the system's roots (\(e))")
         } catch {
+            // The tunnel closed AsyncHTTPClient's connection: it knows why.
+            if let failure = tunnel?.lastFailure { throw SyncthingAPIError(failure, endpoint) }
             throw SyncthingAPIError.unreachable("\(endpoint): \(error)")
         }
         let bytes = try await response.body.collect(upTo: 256 << 20)

@@ -5,6 +5,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import SyncBadgeCore
+import Synchronization
 import SyncthingAdapter
 
 @main
@@ -20,6 +21,15 @@ struct SyncbadgeSyncthing: AsyncParsableCommand {
             With no option it reads the GUI address and API key from Syncthing's config.xml, \
             found in $XDG_STATE_HOME/syncthing, ~/.local/state/syncthing or ~/.config/syncthing \
             (the first that has one). The key is never logged. A wrong key or address exits 78.
+
+            An HTTPS GUI (tls="true", or --url https://...) is trusted through Syncthing's own \
+            https-cert.pem in that directory and no other certificate: AsyncHTTPClient speaks \
+            to a private Unix socket in a 0700 directory under $XDG_RUNTIME_DIR (or the \
+            temporary directory), and the adapter relays that over TLS to Syncthing, accepting \
+            only a server whose certificate is the file's (read again for each connection). Any \
+            other certificate exits 78 naming the address and the file. Given --url and \
+            --api-key but no --syncthing-home, no certificate of Syncthing's is known, and \
+            HTTPS trusts the system's roots (and checks the host name) instead.
             """)
 
     @Option(help: "syncbadged's socket (default: as every SyncBadge client finds it).")
@@ -28,7 +38,7 @@ struct SyncbadgeSyncthing: AsyncParsableCommand {
     @Option(name: .customLong("syncthing-home"), help: "Syncthing's home directory, holding config.xml.")
     var syncthingHome: String?
 
-    @Option(help: "Syncthing's REST address: http://HOST:PORT, https://HOST:PORT or unix:///PATH (default: from config.xml).")
+    @Option(help: "Syncthing's REST address: http://HOST:PORT, https://HOST:PORT (trusting its https-cert.pem), unix:///PATH or https+unix:///PATH (default: from config.xml).")
     var url: String?
 
     @Option(name: .customLong("api-key"), help: "The API key (default: from config.xml). Prefer the config file: a command line is visible to other users.")
@@ -76,7 +86,14 @@ struct SyncbadgeSyncthing: AsyncParsableCommand {
         }
         let key = apiKey ?? gui!.apiKey
         let certificate = endpoint.tls ? home.map { $0 + "/https-cert.pem" } : nil
-        let api = HTTPSyncthingAPI(endpoint: endpoint, apiKey: key, certificate: certificate, logger: logger)
+        let api: HTTPSyncthingAPI
+        do {
+            api = try HTTPSyncthingAPI(endpoint: endpoint, apiKey: key, certificate: certificate,
+                                       runtimeDirectory: HTTPSyncthingAPI.runtimeDirectory(environment: env), logger: logger)
+        } catch {
+            Self.fail("\(endpoint) (from \(origin)): \(error)")
+        }
+        if let tunnel = api.tunnel { StopSignals.remove(socket: tunnel.socketPath, directory: tunnel.directory) }
         let bridge = SyncthingBridge(api: api, daemon: SocketBadgeDaemon(socketPath: socketPath, name: "syncthing"),
                                      socketPath: socketPath, folders: folders, origin: "\(endpoint) (from \(origin))", logger: logger)
         logger.info("following Syncthing at \(endpoint) (from \(origin)) for syncbadged at \(socketPath)")
@@ -97,3 +114,25 @@ struct SyncbadgeSyncthing: AsyncParsableCommand {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// SIGTERM and SIGINT still end the adapter at once, as their default does, but first remove
+/// the TLS tunnel's socket and directory (`shutdown` does it on every other way out).
+enum StopSignals {
+    /// The addresses of C strings for the handler, which may call only async-signal-safe
+    /// functions: stored before it is installed, never freed.
+    static let socket = Atomic<Int>(0)
+    static let directory = Atomic<Int>(0)
+
+    static func remove(socket path: String, directory dir: String) {
+        socket.store(Int(bitPattern: strdup(path)), ordering: .sequentiallyConsistent)
+        directory.store(Int(bitPattern: strdup(dir)), ordering: .sequentiallyConsistent)
+        for signo in [SIGTERM, SIGINT] {
+            signal(signo) { signo in
+                if let s = UnsafePointer<CChar>(bitPattern: StopSignals.socket.load(ordering: .sequentiallyConsistent)) { unlink(s) }
+                if let d = UnsafePointer<CChar>(bitPattern: StopSignals.directory.load(ordering: .sequentiallyConsistent)) { rmdir(d) }
+                signal(signo, SIG_DFL)
+                raise(signo)
+            }
+        }
+    }
+}

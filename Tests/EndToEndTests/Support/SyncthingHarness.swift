@@ -28,6 +28,19 @@ func freeLoopbackPort() throws -> Int {
     return Int(UInt16(bigEndian: addr.sin_port))
 }
 
+/// Whether something accepts a TCP connection on 127.0.0.1:`port` now.
+func loopbackPortAccepts(_ port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    addr.sin_port = in_port_t(UInt16(port).bigEndian)
+    return withUnsafePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+    }
+}
+
 /// One real Syncthing on loopback, set up as the adapter's tests need it: generated home,
 /// config.xml edited before the first start (GUI and listen address on 127.0.0.1, a fixed
 /// API key, no discovery, relays, NAT, usage or crash reports, upgrades; progress every second).
@@ -39,6 +52,7 @@ final class SyncthingInstance {
     let listenPort: Int
     let deviceID: String
     let log: String
+    let gui: GUI
     var process: Process?
 
     /// How the GUI (the REST API) listens.
@@ -50,6 +64,7 @@ final class SyncthingInstance {
         home = temp.sub("\(name)-home")
         folder = temp.sub("\(name)-folder")
         log = temp.sub("\(name)-syncthing.log")
+        self.gui = gui
         guiPort = try freeLoopbackPort()
         listenPort = try freeLoopbackPort()
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -112,11 +127,12 @@ final class SyncthingInstance {
         process = p
     }
 
-    /// Waits until its REST API answers; no event announces that, so it asks every 50 ms.
+    /// Waits until its REST API answers (an HTTPS one: until its port takes connections, as
+    /// `rest` speaks plain HTTP); no event announces that, so it asks every 50 ms.
     func waitUntilServing() throws {
         guard let p = process else { throw HarnessError(description: "syncthing not started") }
         let deadline = Date().addingTimeInterval(20)
-        while (try? rest("GET", "/rest/system/status")) == nil {
+        while gui == .https ? !loopbackPortAccepts(guiPort) : (try? rest("GET", "/rest/system/status")) == nil {
             guard Date() < deadline, p.isRunning else { throw HarnessError(description: "syncthing did not start: \(logText)") }
             usleep(50_000)
         }
@@ -161,6 +177,23 @@ final class SyncthingInstance {
         guard (200..<300).contains(code) else { throw HarnessError(description: "\(method) \(path): HTTP \(code)") }
         guard let data, !data.isEmpty else { return nil }
         return try JSONSerialization.jsonObject(with: data)
+    }
+
+    /// Waits until `GET /rest/config/folders/<id>` says `paused`, woken by Syncthing's own
+    /// events (a long-poll on the config and pause events), not by a timer.
+    func waitForFolder(_ id: String, paused: Bool, timeout: Double = 15) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        var since = 0
+        while true {
+            let folder = try rest("GET", "/rest/config/folders/\(id)") as? [String: Any]
+            if folder?["paused"] as? Bool == paused { return }
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else {
+                throw HarnessError(description: "folder \(id) never \(paused ? "paused" : "resumed") within \(timeout) s: \(folder ?? [:])")
+            }
+            let events = try rest("GET", "/rest/events?events=ConfigSaved,FolderPaused,FolderResumed&since=\(since)&timeout=\(Int(left.rounded(.up)))")
+            since = (events as? [[String: Any]] ?? []).compactMap { $0["id"] as? Int }.max() ?? since
+        }
     }
 
     /// Adds `peer` and the shared folder in one `PUT /rest/config`: separate calls race (the
