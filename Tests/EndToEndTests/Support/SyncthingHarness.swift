@@ -11,9 +11,22 @@ extension Products {
     static var syncthingAdapter: URL { directory.appendingPathComponent("syncbadge-syncthing") }
 }
 
-/// A free TCP port on 127.0.0.1 (bound and released: nothing else on this machine asks for one
-/// between the two, in practice).
+/// Ports this test process has handed out: the kernel may give a port just released to the
+/// next bind(0), so two instances (or one instance's GUI and listen ports) could otherwise get
+/// the same one.
+let handedOutPorts = Mutex<Set<Int>>([])
+
+/// A free TCP port on 127.0.0.1 (bound and released), never one handed out before in this
+/// process. Another process may still take it in between; nothing else on a test machine asks.
 func freeLoopbackPort() throws -> Int {
+    for _ in 0..<1000 {
+        let port = try anyFreeLoopbackPort()
+        if handedOutPorts.withLock({ $0.insert(port).inserted }) { return port }
+    }
+    throw HarnessError(description: "no free port that was not handed out already")
+}
+
+private func anyFreeLoopbackPort() throws -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var addr = sockaddr_in()
@@ -131,7 +144,8 @@ final class SyncthingInstance {
     /// `rest` speaks plain HTTP); no event announces that, so it asks every 50 ms.
     func waitUntilServing() throws {
         guard let p = process else { throw HarnessError(description: "syncthing not started") }
-        let deadline = Date().addingTimeInterval(20)
+        // Generous: on a loaded machine a first start (keys, database) takes a while.
+        let deadline = Date().addingTimeInterval(60)
         while gui == .https ? !loopbackPortAccepts(guiPort) : (try? rest("GET", "/rest/system/status")) == nil {
             guard Date() < deadline, p.isRunning else { throw HarnessError(description: "syncthing did not start: \(logText)") }
             usleep(50_000)
