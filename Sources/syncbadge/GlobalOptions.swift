@@ -8,8 +8,9 @@ enum GlobalOptions {
 
     /// `arguments` (without the program name) with the global options found before the
     /// subcommand moved just after it. Unchanged when none stand there, or when no subcommand
-    /// follows them (the parser then says what is wrong).
-    static func hoisted(_ arguments: [String]) -> [String] {
+    /// follows them (the parser then says what is wrong). Before a word that is none of
+    /// `subcommands` they are dropped, so the parser names that word, not `--socket`.
+    static func hoisted(_ arguments: [String], subcommands: Set<String>) -> [String] {
         var leading: [String] = []
         var i = arguments.startIndex
         while i < arguments.endIndex {
@@ -29,7 +30,7 @@ enum GlobalOptions {
         }
         guard !leading.isEmpty, i < arguments.endIndex, !arguments[i].hasPrefix("-") else { return arguments }
         // `help` takes a subcommand's name, not options: `syncbadge --socket S help` is help.
-        if arguments[i] == "help" { return Array(arguments[i...]) }
+        if arguments[i] == "help" || !subcommands.contains(arguments[i]) { return Array(arguments[i...]) }
         return [arguments[i]] + leading + arguments[(i + 1)...]
     }
 }

@@ -9,7 +9,9 @@ import ArgumentParser
 let given = Array(CommandLine.arguments.dropFirst())
 // Only a leading `-` can be a global option before the subcommand: the fast path pays one
 // comparison.
-let arguments = given.first?.hasPrefix("-") == true ? GlobalOptions.hoisted(given) : given
+let arguments = given.first?.hasPrefix("-") == true
+    ? GlobalOptions.hoisted(given, subcommands: Set(SyncBadgeCLI.configuration.subcommands.map { $0._commandName }))
+    : given
 if arguments.first == "status", !arguments.dropFirst().contains(where: { $0.hasPrefix("-") }) {
     do {
         try StatusReport(paths: Array(arguments.dropFirst())).run()

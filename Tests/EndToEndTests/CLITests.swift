@@ -39,6 +39,9 @@ import SyncBadgeClient
         // Only where the subcommand takes it: `add` has no --json.
         let wrong = try runCLI(["--json", "--socket", d.socket, "add", root])
         #expect(wrong.status == 64 && wrong.err.contains("--json"))
+        // A word that is no subcommand is what the error names, not the option before it.
+        let unknown = try runCLI(["--socket", d.socket, "stats"])
+        #expect(unknown.status == 64 && unknown.err.contains("stats") && !unknown.err.contains("--socket"), "\(unknown)")
         // Without a daemon, --no-spawn before the subcommand still holds.
         let none = try runCLI(["--no-spawn", "--socket", d.temp.sub("none.sock"), "status"])
         #expect(none.status == 69)
