@@ -40,7 +40,7 @@ extension StateTree {
         names[nameRange(a)].lexicographicallyPrecedes(names[nameRange(b)])
     }
 
-    mutating func storeName(_ name: [UInt8]) -> (start: UInt32, count: UInt16) {
+    mutating func storeName(_ name: ArraySlice<UInt8>) -> (start: UInt32, count: UInt16) {
         precondition(name.count <= Int(UInt16.max), "a path component longer than any file system allows")
         let start = names.count
         names.append(contentsOf: name)

@@ -62,39 +62,68 @@ extension StateTree {
         return changes
     }
 
-    /// Rebuilds a root from stored entries (root first, parents before children, as sorted
-    /// paths are). Nothing is recorded for the store or for pushes.
-    public mutating func restoreRoot(path: [UInt8], entries: [(relativePath: [UInt8], record: EntryRecord)], rules: IgnoreRules) {
+    /// Rebuilds a root from stored entries (in byte order: a directory before everything under
+    /// it). Nothing is recorded for the store or for pushes.
+    public mutating func restoreRoot(path: [UInt8], entries: StoredEntries, rules: IgnoreRules) {
         recordsForStore = false
         defer { recordsForStore = true }
         let rootRecord = entries.first { $0.relativePath.isEmpty }?.record ?? EntryRecord(kind: .dir, state: .unknown, gen: lastGen)
-        // Each stored path's last component is its node's name.
-        let nameBytes = entries.reduce(0) { total, e in
-            total + e.relativePath.count - ((e.relativePath.lastIndex(of: PathBytes.slash) ?? -1) + 1)
-        }
-        reserve(nodes: entries.count + 1, nameBytes: path.count + nameBytes)
+        reserve(nodes: entries.count + 1, nameBytes: path.count + entries.pathBytes.count)
         let rootID = allocate(parent: -1, name: path, record: rootRecord)
         roots.append(Root(node: rootID, path: path, rules: rules))
+        let bytes = entries.pathBytes
+        // The directories from the root down to the last one restored, each with the end of its
+        // relative path in `bytes` (its start is the entry's). In byte order an entry's parent is
+        // nearly always on this chain: no split, no lookup from the root, no hashing.
+        var chain: [(start: Int, end: Int, node: NodeID)] = [(0, 0, rootID)]
+        var maxGen = rootRecord.gen
         var added: [NodeID] = []
-        for e in entries where !e.relativePath.isEmpty {
-            var parent = rootID
-            let comps = e.relativePath.split(separator: PathBytes.slash, omittingEmptySubsequences: true)
-            var ok = true
-            for c in comps.dropLast() {
-                guard let child = child(parent, c) else { ok = false; break }
-                parent = child
+        added.reserveCapacity(entries.count)
+        var start = 0
+        for i in entries.indices {
+            let end = entries.pathEnds[i]
+            defer { start = end }
+            guard end > start else { continue }  // the root's own row
+            let record = entries.records[i]
+            maxGen = max(maxGen, record.gen)
+            var nameStart = end
+            while nameStart > start && bytes[nameStart - 1] != PathBytes.slash { nameStart -= 1 }
+            let parentEnd = nameStart > start ? nameStart - 1 : start  // the parent's path: start..<parentEnd
+            // Drop chain entries that are not an ancestor directory of this path.
+            while chain.count > 1 {
+                let c = chain[chain.count - 1]
+                let len = c.end - c.start
+                if len <= parentEnd - start && (len == parentEnd - start || bytes[start + len] == PathBytes.slash)
+                    && bytes[c.start..<c.end].elementsEqual(bytes[start..<(start + len)]) { break }
+                chain.removeLast()
             }
-            guard ok, let last = comps.last else { continue }
-            let name = Array(last)
-            let id = allocate(parent: parent, name: name, record: e.record)
+            let deepest = chain[chain.count - 1]
+            var parent = deepest.node
+            let known = deepest.end - deepest.start
+            if known < parentEnd - start {
+                // An ancestor the chain left behind (`a`, `a b`, `a/x`): look the rest up.
+                var ok = true
+                var k = start + known + (known == 0 ? 0 : 1)
+                while k < parentEnd {
+                    var j = k
+                    while j < parentEnd && bytes[j] != PathBytes.slash { j += 1 }
+                    if j > k {
+                        guard let c = child(parent, bytes[k..<j]) else { ok = false; break }
+                        parent = c
+                    }
+                    k = j + 1
+                }
+                guard ok else { continue }  // its parent was not stored: nothing to hang it on
+            }
+            let id = allocate(parent: parent, name: bytes[nameStart..<end], record: record)
             added.append(id)
+            if record.kind == .dir { chain.append((start, end, id)) }
         }
         // Counts bottom-up: every entry was added after its parent.
         for id in added.reversed() {
-            let c = contribution(id)
-            addCounts(nodes[Int(id)].parent, c)
+            addCounts(nodes[Int(id)].parent, contribution(id))
         }
-        lastGen = max(lastGen, entries.map(\.record.gen).max() ?? 0)
+        lastGen = max(lastGen, maxGen)
         _ = drainChanges()
     }
 }

@@ -343,6 +343,10 @@ public struct StateTree: Sendable {
 
     /// A new node, linked under its parent (unless it is a root).
     mutating func allocate(parent: NodeID, name: [UInt8], record: EntryRecord) -> NodeID {
+        allocate(parent: parent, name: name[...], record: record)
+    }
+
+    mutating func allocate(parent: NodeID, name: ArraySlice<UInt8>, record: EntryRecord) -> NodeID {
         let (start, count) = storeName(name)
         let node = Node(parent: parent, nameStart: start, nameCount: count, record: record)
         liveCount += 1

@@ -22,7 +22,7 @@ extension Engine {
     /// Registers a root as `scanning=1` and asks the watcher to watch and scan it. A root
     /// reloaded at start shows its stored entries until the scan reaches them.
     func beginRoot(_ path: [UInt8], ignoreDefaults: Bool, scan: RootRegistry<Session>.Scan,
-                   entries: [(relativePath: [UInt8], record: EntryRecord)] = []) {
+                   entries: StoredEntries = StoredEntries()) {
         let token = roots.begin(path, ignoreDefaults: ignoreDefaults, scan: scan)
         let rules = rules(for: path, file: nil, defaults: ignoreDefaults)
         if scan.restored {

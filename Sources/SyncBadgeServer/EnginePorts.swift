@@ -24,7 +24,7 @@ extension Watcher: WatcherControl {}
 /// The persistent store as the engine uses it.
 protocol StateStore: Sendable {
     func roots() throws -> [StoredRoot]
-    func entries(root: [UInt8]) throws -> [(relativePath: [UInt8], record: EntryRecord)]
+    func entries(root: [UInt8]) throws -> StoredEntries
     func addRoot(_ root: StoredRoot) throws
     func removeRoot(_ path: [UInt8]) throws
     func lastGen() throws -> UInt64

@@ -68,26 +68,30 @@ extension Store {
     }
 
     /// A root's stored entries, parents before children.
-    public func entries(root: [UInt8]) throws -> [(relativePath: [UInt8], record: EntryRecord)] {
+    /// A root's entries in path order (a directory before what is under it), for the restore
+    /// at start: paths in one buffer, no array per row.
+    public func entries(root: [UInt8]) throws -> StoredEntries {
         try db.read { db in
-            guard let rootID = try Int64.fetchOne(db, sql: "SELECT id FROM root WHERE path = ?", arguments: [Data(root)]) else { return [] }
+            var out = StoredEntries()
+            guard let rootID = try Int64.fetchOne(db, sql: "SELECT id FROM root WHERE path = ?", arguments: [Data(root)]) else { return out }
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT path, kind, state, gen, progress, message, badge, inode, size, mtimeNs, ctimeNs, ruleIgnored
                 FROM entry WHERE rootId = ? ORDER BY path
                 """, arguments: [rootID])
-            var out: [(relativePath: [UInt8], record: EntryRecord)] = []
             while let row = try rows.next() {
-                let path: Data = row[0]
                 guard let kind = EntryKind(rawValue: UInt8(row[1] as Int)), let state = SyncState(rawValue: UInt8(row[2] as Int)) else { continue }
                 var r = EntryRecord(kind: kind, state: state, gen: UInt64(bitPattern: row[3] as Int64))
-                r.progress = (row[4] as Int?).map { UInt8(clamping: $0) }
-                r.message = row[5]
-                r.badge = row[6]
-                if let inode = row[7] as Int64?, let size = row[8] as Int64?, let m = row[9] as Int64?, let c = row[10] as Int64? {
+                if !row.hasNull(atIndex: 4) { r.progress = UInt8(clamping: row[4] as Int) }
+                if !row.hasNull(atIndex: 5) { r.message = row[5] as String }
+                if !row.hasNull(atIndex: 6) { r.badge = row[6] as String }
+                if !row.hasNull(atIndex: 7), let inode = row[7] as Int64?, let size = row[8] as Int64?, let m = row[9] as Int64?, let c = row[10] as Int64? {
                     r.syncedIdentity = FileIdentity(inode: UInt64(bitPattern: inode), size: size, mtimeNs: m, ctimeNs: c)
                 }
                 r.ruleIgnored = row[11]
-                out.append((Array(path), r))
+                // The path's bytes straight from SQLite's buffer: no Data, no array per row.
+                try row.withUnsafeData(atIndex: 0) { data in
+                    out.append(relativePath: data ?? Data(), record: r)
+                }
             }
             return out
         }

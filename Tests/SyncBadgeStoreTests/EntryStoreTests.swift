@@ -42,7 +42,7 @@ import SyncBadgeCore
         #expect(try reopened.roots() == [StoredRoot(path: root, ignoreDefaults: false)])
         #expect(try reopened.lastGen() == 9)
         let entries = try reopened.entries(root: root)
-        #expect(entries.map(\.relativePath) == [[], Array("a".utf8), Array("a-b".utf8), Array("a/x".utf8), [0xFF, 0x0A]])
+        #expect(entries.map { Array($0.relativePath) } == [[], Array("a".utf8), Array("a-b".utf8), Array("a/x".utf8), [0xFF, 0x0A]])
         #expect(entries[3].record == synced)
         #expect(entries[4].record == tomb)
 
@@ -51,7 +51,7 @@ import SyncBadgeCore
         del.deletions = [.init(root: root, relativePath: Array("a".utf8))]
         del.lastGen = 9
         try reopened.commit(del)
-        #expect(try reopened.entries(root: root).map(\.relativePath) == [[], Array("a-b".utf8), [0xFF, 0x0A]])
+        #expect(try reopened.entries(root: root).map { Array($0.relativePath) } == [[], Array("a-b".utf8), [0xFF, 0x0A]])
         try reopened.removeRoot(root)
         #expect(try reopened.entries(root: root).isEmpty)
     }

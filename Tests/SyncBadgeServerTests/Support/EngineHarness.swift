@@ -52,7 +52,7 @@ final class FakeStore: StateStore {
     let state = Mutex(State())
 
     func roots() throws -> [StoredRoot] { state.withLock { $0.roots } }
-    func entries(root: [UInt8]) throws -> [(relativePath: [UInt8], record: EntryRecord)] { [] }
+    func entries(root: [UInt8]) throws -> StoredEntries { StoredEntries() }
     func addRoot(_ root: StoredRoot) throws { state.withLock { $0.roots.append(root) } }
     func removeRoot(_ path: [UInt8]) throws { state.withLock { $0.roots.removeAll { $0.path == path } } }
     func lastGen() throws -> UInt64 { 0 }

@@ -1,0 +1,43 @@
+/// A root's stored entries as the store reads them at start: paths relative to the root, back
+/// to back in one buffer, in byte order (so a directory comes before everything under it). One
+/// allocation per column rather than one array per row: a million entries are restored without a
+/// million small arrays (PERFORMANCE.md, "Start-up").
+public struct StoredEntries: Sendable, RandomAccessCollection {
+    public struct Entry: Sendable {
+        public var relativePath: ArraySlice<UInt8>
+        public var record: EntryRecord
+    }
+
+    var pathBytes: [UInt8] = []
+    /// Where each path ends in `pathBytes`; it starts where the previous one ends.
+    var pathEnds: [Int] = []
+    var records: [EntryRecord] = []
+
+    public init() {}
+
+    public init(_ entries: [(relativePath: [UInt8], record: EntryRecord)]) {
+        for e in entries { append(relativePath: e.relativePath, record: e.record) }
+    }
+
+    public mutating func reserveCapacity(_ n: Int) {
+        pathEnds.reserveCapacity(n)
+        records.reserveCapacity(n)
+    }
+
+    public mutating func append(relativePath: some Sequence<UInt8>, record: EntryRecord) {
+        pathBytes.append(contentsOf: relativePath)
+        pathEnds.append(pathBytes.count)
+        records.append(record)
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { records.count }
+
+    public subscript(i: Int) -> Entry {
+        Entry(relativePath: relativePath(i), record: records[i])
+    }
+
+    public func relativePath(_ i: Int) -> ArraySlice<UInt8> {
+        pathBytes[(i == 0 ? 0 : pathEnds[i - 1])..<pathEnds[i]]
+    }
+}
