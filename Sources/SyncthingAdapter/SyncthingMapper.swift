@@ -34,6 +34,25 @@ public struct SyncthingMapper: Sendable {
         var inError = false
         /// Originals → their conflict copies that still exist.
         var conflicts: [String: Set<String>] = [:]
+
+        /// Whether `path` carries a transfer or a failure of a name inside it.
+        func carries(_ path: String) -> Bool {
+            receiving.values.contains { $0 == path } || failed.values.contains { $0 == path }
+        }
+
+        /// Of the ancestors an item no longer puts its state on, those that carry nothing
+        /// else: their last `syncing` or `error` was the item's, and no event will replace it.
+        func released(_ old: [String?], now: String?) -> [String] {
+            Set(old.compactMap { $0 }).filter { $0 != now && !carries($0) }.map { folder.relative($0) ?? "" }.sorted()
+        }
+
+        /// Asks Syncthing again about the names (none: nothing to do).
+        mutating func recheck(_ names: [String]) -> [AdapterAction] {
+            guard !names.isEmpty else { return [] }
+            // The root ("") is answered from the need lists, never by `checked`.
+            unconfirmed.formUnion(names.filter { !$0.isEmpty })
+            return [.check(folder: folder.id, names: names)]
+        }
     }
 
     public private(set) var folders: [String: WatchedFolder] = [:]
@@ -124,15 +143,20 @@ public struct SyncthingMapper: Sendable {
     public mutating func event(_ e: SyncthingEvent.Payload, fs: some FileSystemView) -> [AdapterAction] {
         switch e {
         case .itemStarted(let id, let item):
-            guard let f = folders[id], state[id]?.ignores.isIgnored(item) == false else { return [] }
+            guard let f = folders[id], var s = state[id], !s.ignores.isIgnored(item) else { return [] }
             let path = f.absolute(item)
-            if fs.exists(path) {
-                state[id]?.receiving[item] = .some(nil)
-                return [.set(BadgeSet("syncing", path, gen: gens[path], progress: 0))]
+            let old = s.receiving[item] ?? nil
+            let exists = fs.exists(path)
+            let carrier = exists ? nil : fs.nearestExistingAncestor(of: path, root: f.path)
+            s.receiving[item] = .some(carrier)
+            // Syncthing pairs ItemStarted with ItemFinished; a start without the previous
+            // attempt's finish must still not leave that attempt's carrier `syncing`.
+            let recheck = s.recheck(s.released([old], now: carrier))
+            state[id] = s
+            if let carrier {
+                return [.set(BadgeSet("syncing", carrier, progress: 0, message: "receiving \(item)"))] + recheck
             }
-            let carrier = fs.nearestExistingAncestor(of: path, root: f.path)
-            state[id]?.receiving[item] = .some(carrier)
-            return [.set(BadgeSet("syncing", carrier, progress: 0, message: "receiving \(item)"))]
+            return [.set(BadgeSet("syncing", path, gen: gens[path], progress: 0))] + recheck
 
         case .downloadProgress(let byFolder):
             var out: [AdapterAction] = []
@@ -159,9 +183,15 @@ public struct SyncthingMapper: Sendable {
             if let error, !error.isEmpty {
                 let exists = fs.exists(path)
                 let target = exists ? path : (carrier ?? fs.nearestExistingAncestor(of: path, root: f.path))
+                let old = s.failed[item] ?? nil
                 s.failed[item] = exists ? .some(nil) : .some(target)
+                // Handled behind Syncthing, a failed attempt can find the file put in place by a
+                // later one: the error goes on the file, and the directory that carried the
+                // attempt (and its previous error) carries nothing now.
+                let recheck = s.recheck(s.released([carrier, old], now: exists ? nil : target))
                 state[id] = s
                 return [.set(BadgeSet("error", target, gen: exists ? gens[path] : nil, message: exists ? error : "\(item): \(error)"))]
+                    + recheck
             }
             var recheck: Set<String> = [item]
             if let old = s.failed.removeValue(forKey: item), let onAncestor = old { recheck.insert(f.relative(onAncestor) ?? "") }
@@ -174,14 +204,19 @@ public struct SyncthingMapper: Sendable {
         case .folderErrors(let id, let errors):
             guard let f = folders[id], var s = state[id] else { return [] }
             var out: [AdapterAction] = []
+            var moved: [String?] = []
             for e in errors {
                 let e = FolderErrorList.Entry(path: e.path, error: e.error.trimmingWhitespace())
                 let path = f.absolute(e.path)
                 let exists = fs.exists(path)
                 let target = exists ? path : fs.nearestExistingAncestor(of: path, root: f.path)
+                if let old = s.failed[e.path] ?? nil, old != (exists ? nil : target) { moved.append(old) }
                 s.failed[e.path] = exists ? .some(nil) : .some(target)
                 out.append(.set(BadgeSet("error", target, gen: exists ? gens[path] : nil, message: exists ? e.error : "\(e.path): \(e.error)")))
             }
+            // An error that moved (the file exists now, or a nearer ancestor does) leaves its
+            // old ancestor showing it: ask again about those that carry nothing else.
+            out += s.recheck(s.released(moved, now: nil))
             state[id] = s
             return out
 
@@ -327,9 +362,7 @@ public struct SyncthingMapper: Sendable {
         // Still arriving, or failed: ItemFinished decides.
         if s.receiving[c.name] != nil || s.failed[c.name] != nil { return [] }
         // A directory that still carries a descendant's transfer or error keeps it.
-        if s.receiving.values.contains(where: { $0 == path }) || s.failed.values.contains(where: { $0 == path }) {
-            return []
-        }
+        if s.carries(path) { return [] }
         switch FileVerdict.evaluate(c, names: deviceNames, connected: connected) {
         case .synced:
             s.unconfirmed.remove(c.name)

@@ -261,3 +261,96 @@ func record(_ name: String, v: [String], size: Int64 = 0, modified: String = "20
         #expect(Timestamp.nanoseconds("garbage") == nil)
     }
 }
+
+/// Plays a sequence as the adapter does: each `.check` is answered at once with Syncthing's
+/// view "in sync everywhere" (a missing path: a deletion not yet indexed), and the last state
+/// set on each path is kept, as the daemon would show it.
+struct Replay {
+    var m = mapper()
+    var shown: [String: BadgeSet] = [:]
+
+    mutating func event(_ e: SyncthingEvent.Payload, fs: FakeFS) { apply(m.event(e, fs: fs), fs: fs) }
+
+    mutating func apply(_ actions: [AdapterAction], fs: FakeFS) {
+        for a in actions {
+            switch a {
+            case .set(let s): shown[s.path] = s
+            case .check(let folder, let names):
+                for name in names {
+                    if name.isEmpty { shown["/sync"] = BadgeSet("synced", "/sync"); continue }
+                    let r = record(name, v: ["A:1"])
+                    let disk = fs.exists("/sync/" + name) ? DiskIdentity(size: 0, mtimeNanoseconds: 0, isDirectory: true) : nil
+                    apply(m.checked(FileCheck(folder: folder, name: name, gen: nil, disk: disk, db: DBFile(global: r, local: r))), fs: fs)
+                }
+            default: break
+            }
+        }
+    }
+}
+
+/// receiveErrorIsShownAndCleared (1 flake in 25 under load): `locked` stayed `syncing` with
+/// "receiving locked/f.txt" after the file arrived. The adapter reads events behind Syncthing:
+/// a failed attempt's events can be handled after a later attempt put the file in place.
+@Suite struct CarrierTests {
+    let before = FakeFS(paths: ["/sync", "/sync/locked"])
+    let after = FakeFS(paths: ["/sync", "/sync/locked", "/sync/locked/f.txt"])
+    let denied = "opening temp file: open /sync/locked/.syncthing.f.txt.tmp: operation not permitted"
+
+    /// ItemStarted handled while the file is missing (the directory carries it), its failed
+    /// ItemFinished handled once the file exists: the error goes on the file, and the directory
+    /// no longer carries anything, so it must be asked again.
+    @Test func failureHandledAfterTheFileArrivedReleasesTheDirectory() {
+        var r = Replay()
+        r.event(.itemStarted(folder: "shared", item: "locked/f.txt"), fs: before)
+        #expect(r.shown["/sync/locked"] == BadgeSet("syncing", "/sync/locked", progress: 0, message: "receiving locked/f.txt"))
+        r.event(.itemFinished(folder: "shared", item: "locked/f.txt", error: denied), fs: after)
+        #expect(r.shown["/sync/locked/f.txt"]?.state == "error")
+        // The attempt that succeeded, handled with the file in place.
+        r.event(.itemStarted(folder: "shared", item: "locked/f.txt"), fs: after)
+        r.event(.itemFinished(folder: "shared", item: "locked/f.txt", error: nil), fs: after)
+        #expect(r.shown["/sync/locked/f.txt"]?.state == "synced")
+        #expect(r.shown["/sync/locked"] == BadgeSet("synced", "/sync/locked"))
+    }
+
+    /// The failure is on the directory; the pull's FolderErrors is handled once the file exists
+    /// (the error moves to the file): the directory must not keep the error.
+    @Test func folderErrorsHandledAfterTheFileArrivedReleaseTheDirectory() {
+        var r = Replay()
+        r.event(.itemStarted(folder: "shared", item: "locked/f.txt"), fs: before)
+        r.event(.itemFinished(folder: "shared", item: "locked/f.txt", error: denied), fs: before)
+        #expect(r.shown["/sync/locked"]?.state == "error")
+        r.event(.folderErrors(folder: "shared", errors: [.init(path: "locked/f.txt", error: "syncing: " + denied + "\n")]), fs: after)
+        r.event(.itemStarted(folder: "shared", item: "locked/f.txt"), fs: after)
+        r.event(.itemFinished(folder: "shared", item: "locked/f.txt", error: nil), fs: after)
+        #expect(r.shown["/sync/locked/f.txt"]?.state == "synced")
+        #expect(r.shown["/sync/locked"] == BadgeSet("synced", "/sync/locked"))
+    }
+
+    /// A second ItemStarted for the same name without the first's ItemFinished (Syncthing pairs
+    /// them; this guards a lost one): the first carrier is asked again.
+    @Test func aNewStartReleasesTheOldCarrier() {
+        var r = Replay()
+        r.event(.itemStarted(folder: "shared", item: "locked/f.txt"), fs: before)
+        r.event(.itemStarted(folder: "shared", item: "locked/f.txt"), fs: after)
+        r.event(.itemFinished(folder: "shared", item: "locked/f.txt", error: nil), fs: after)
+        #expect(r.shown["/sync/locked"] == BadgeSet("synced", "/sync/locked"))
+    }
+
+    /// The orderings that already worked: retries that fail then succeed, all handled before
+    /// the file exists, or progress and finish handled after it appeared.
+    @Test func retriesAndLateAppearanceEndSynced() {
+        var r = Replay()
+        for _ in 0..<3 {
+            r.event(.itemStarted(folder: "shared", item: "locked/f.txt"), fs: before)
+            r.event(.itemFinished(folder: "shared", item: "locked/f.txt", error: denied), fs: before)
+        }
+        r.event(.folderErrors(folder: "shared", errors: [.init(path: "locked/f.txt", error: "syncing: " + denied + "\n")]), fs: before)
+        r.event(.itemStarted(folder: "shared", item: "locked/f.txt"), fs: before)
+        r.event(.downloadProgress(["shared": ["locked/f.txt": .init(bytesDone: 0, bytesTotal: 4)]]), fs: after)
+        r.event(.itemFinished(folder: "shared", item: "locked/f.txt", error: nil), fs: after)
+        // A progress snapshot handled after the finish changes nothing.
+        r.event(.downloadProgress(["shared": ["locked/f.txt": .init(bytesDone: 0, bytesTotal: 4)]]), fs: after)
+        #expect(r.shown["/sync/locked/f.txt"]?.state == "synced")
+        #expect(r.shown["/sync/locked"] == BadgeSet("synced", "/sync/locked"))
+    }
+}
