@@ -300,16 +300,8 @@ struct SyncthingSingleInstanceTests {
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: st.home + "/config.xml", toPath: home + "/config.xml")
         try FileManager.default.copyItem(atPath: st.home + "/cert.pem", toPath: home + "/https-cert.pem")
-        let p = Process()
-        p.executableURL = Products.syncthingAdapter
-        p.arguments = ["--socket", daemon.socket, "--syncthing-home", home]
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 78)
+        let (status, text) = try runAdapterToExit(socket: daemon.socket, home: home)
+        #expect(status == 78)
         let lines = text.split(separator: "\n").filter { $0.hasPrefix("syncbadge-syncthing:") }
         #expect(lines.count == 1)
         #expect(lines.first?.contains("https://127.0.0.1:\(st.guiPort)") == true)
@@ -371,20 +363,26 @@ struct SyncthingSingleInstanceTests {
         let xml = try String(contentsOfFile: st.home + "/config.xml", encoding: .utf8)
             .replacingOccurrences(of: SyncthingInstance.apiKey, with: "not-the-key-42")
         try xml.write(toFile: home + "/config.xml", atomically: true, encoding: .utf8)
-        let p = Process()
-        p.executableURL = Products.syncthingAdapter
-        p.arguments = ["--socket", daemon.socket, "--syncthing-home", home]
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 78)
+        let (status, text) = try runAdapterToExit(socket: daemon.socket, home: home)
+        #expect(status == 78)
         let lines = text.split(separator: "\n").filter { $0.hasPrefix("syncbadge-syncthing:") }
         #expect(lines.count == 1)
         #expect(text.contains("http://127.0.0.1:\(st.guiPort)"))
         #expect(text.contains(home + "/config.xml"))
         #expect(!text.contains("not-the-key-42"))
     }
+}
+
+/// Runs `syncbadge-syncthing` on a Syncthing home until it exits: its status and standard error.
+func runAdapterToExit(socket: String, home: String) throws -> (status: Int32, stderr: String) {
+    let p = Process()
+    p.executableURL = Products.syncthingAdapter
+    p.arguments = ["--socket", socket, "--syncthing-home", home]
+    let err = Pipe()
+    p.standardError = err
+    p.standardOutput = FileHandle.nullDevice
+    try p.run()
+    let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    p.waitUntilExit()
+    return (p.terminationStatus, text)
 }
