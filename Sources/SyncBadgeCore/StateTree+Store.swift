@@ -68,7 +68,8 @@ extension StateTree {
         recordsForStore = false
         defer { recordsForStore = true }
         let rootRecord = entries.first { $0.relativePath.isEmpty }?.record ?? EntryRecord(kind: .dir, state: .unknown, gen: lastGen)
-        reserve(nodes: entries.count + 1, nameBytes: path.count + entries.pathBytes.count)
+        // Names only (each path's last component): the reservation is kept for good.
+        reserve(nodes: entries.count + 1, nameBytes: path.count + entries.nameBytes)
         let rootID = allocate(parent: -1, name: path, record: rootRecord)
         roots.append(Root(node: rootID, path: path, rules: rules))
         let bytes = entries.pathBytes
@@ -110,6 +111,8 @@ extension StateTree {
                     if j > k {
                         guard let c = child(parent, bytes[k..<j]) else { ok = false; break }
                         parent = c
+                        // On the chain again, so its next children need no lookup.
+                        chain.append((start, j, c))
                     }
                     k = j + 1
                 }

@@ -12,6 +12,8 @@ public struct StoredEntries: Sendable, RandomAccessCollection {
     /// Where each path ends in `pathBytes`; it starts where the previous one ends.
     var pathEnds: [Int] = []
     var records: [EntryRecord] = []
+    /// The bytes of every path's last component: what the tree's name buffer needs.
+    var nameBytes = 0
 
     public init() {}
 
@@ -25,7 +27,11 @@ public struct StoredEntries: Sendable, RandomAccessCollection {
     }
 
     public mutating func append(relativePath: some Sequence<UInt8>, record: EntryRecord) {
+        let start = pathBytes.count
         pathBytes.append(contentsOf: relativePath)
+        var nameStart = pathBytes.count
+        while nameStart > start && pathBytes[nameStart - 1] != PathBytes.slash { nameStart -= 1 }
+        nameBytes += pathBytes.count - nameStart
         pathEnds.append(pathBytes.count)
         records.append(record)
     }
