@@ -182,7 +182,15 @@ public final class Daemon {
         // while it ran) is written too, so the next start restores it instead of rescanning
         // for it. Bounded: a store that keeps failing is not waited for.
         let flushed = DispatchSemaphore(value: 0)
-        engine.eventLoop.execute { engine.value.scheduleCommit { _ in flushed.signal() } }
+        let logger = self.logger
+        engine.eventLoop.execute {
+            engine.value.scheduleCommit { result in
+                if case .failure(let e) = result {
+                    logger.error("stopping with changes not stored", metadata: ["error": "\(e)"])
+                }
+                flushed.signal()
+            }
+        }
         if flushed.wait(timeout: .now() + Self.finalCommitTimeout) == .timedOut {
             logger.warning("stopping with changes not stored: the store did not take them in time")
         }

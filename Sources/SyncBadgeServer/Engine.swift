@@ -167,7 +167,13 @@ final class Engine {
     /// Ends every connection with `* BYE shutdown`.
     func shutdown() {
         shuttingDown = true
-        commitRetry?.cancel()
+        // The retry's wait ends now: the final commit at stop (Daemon.run) must not wait for a
+        // timer that will never fire.
+        if let retry = commitRetry {
+            retry.cancel()
+            commitRetry = nil
+            sets.retryFired()
+        }
         for s in sessions.values { s.bye("shutdown") }
     }
 }
