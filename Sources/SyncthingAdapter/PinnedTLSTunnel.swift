@@ -204,11 +204,33 @@ final class HandshakeWatch: ChannelInboundHandler {
     /// Set by the verification callback, on this event loop, when the pin refused the server.
     var refused: String?
 
+    /// A server that takes the connection but never answers the handshake (a stopped or hung
+    /// Syncthing) is given up: NIOSSL has no handshake timeout, and each such connection would
+    /// otherwise keep its descriptor and both relay handlers for good.
+    static let handshakeTimeout: TimeAmount = .seconds(10)
+    private var deadline: Scheduled<Void>?
+
     init(tunnel: PinnedTLSTunnel) { self.tunnel = tunnel }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: Self.handshakeTimeout) { [self] in
+            guard !done else { return }
+            done = true
+            tunnel.record(.unreachable("no TLS handshake within \(Self.handshakeTimeout.nanoseconds / 1_000_000_000) s"))
+            context.close(promise: nil)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+    }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case .handshakeCompleted? = event as? TLSUserEvent, !done {
             done = true
+            deadline?.cancel()
+            deadline = nil
             tunnel.record(nil)
         }
         context.fireUserInboundEventTriggered(event)
@@ -267,7 +289,11 @@ final class RelayHandler: ChannelDuplexHandler {
         partner = nil
     }
 
-    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        // A read the partner held back while this side had no channel yet goes ahead now.
+        partner?.partnerBecameWritable()
+    }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil

@@ -102,6 +102,10 @@ struct SyncbadgeSyncthing: AsyncParsableCommand {
         } catch let f as AdapterFailure {
             await api.shutdown()
             Self.fail(f.description)
+        } catch {
+            // Anything else still removes the tunnel's socket and directory before it goes up.
+            await api.shutdown()
+            throw error
         }
         await api.shutdown()
     }
