@@ -226,9 +226,8 @@ public final class SyncthingBridge {
             guard let old = epoch, old != e else { return }
             logger.notice("syncbadged restarted: claiming and rebuilding every root")
             try? daemon.reconnect()
-            let folders = Array(mapper.folders.values)
-            for f in folders { try? daemon.addRoot(f.path) }
-            channel.follow(roots: folders.map(\.path).sorted())
+            for root in mapper.claimedRoots { try? daemon.addRoot(root) }
+            channel.follow(roots: mapper.claimedRoots)
             await rebuildAll()
         case .changed(let path, let gen, let from):
             if let from { await perform(mapper.changed(path: from, gen: nil, fs: fs)) }
@@ -259,7 +258,7 @@ public final class SyncthingBridge {
                     for f in added {
                         do { try daemon.addRoot(f.path) } catch { logger.warning("cannot add \(f.path) as a root: \(error)") }
                     }
-                    channel.follow(roots: mapper.folders.values.map(\.path).sorted())
+                    channel.follow(roots: mapper.claimedRoots)
                 case .refreshErrors(let folder):
                     let errors = try await api.folderErrors(folder: folder).errors ?? []
                     await perform(mapper.errorsLeft(folder: folder, errors))

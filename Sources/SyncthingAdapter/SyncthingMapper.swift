@@ -61,6 +61,12 @@ public struct SyncthingMapper: Sendable {
     public private(set) var gens: [String: UInt64] = [:]
     public private(set) var connected: Set<String> = []
     public private(set) var deviceNames: [String: String] = [:]
+    /// Paths of folders paused after they were followed: not followed, but still claimed. A claim has no undo but a new
+    /// provider connection, and the toolbar's Resume must find the adapter's right after Pause.
+    public private(set) var pausedPaths: Set<String> = []
+
+    /// The roots the adapter claims: every folder followed or paused.
+    public var claimedRoots: [String] { Set(folders.values.map(\.path)).union(pausedPaths).sorted() }
 
     public init() {}
 
@@ -69,6 +75,9 @@ public struct SyncthingMapper: Sendable {
     /// Syncthing's configuration as it is now (at start and at each `ConfigSaved`).
     public mutating func configured(_ next: [WatchedFolder], devices: [SyncthingConfig.Device]) -> [AdapterAction] {
         for d in devices { deviceNames[d.deviceID] = d.name }
+        // Only a folder followed (so a root, claimed) before it was paused stays claimed.
+        let wasClaimed = Set(folders.values.map(\.path)).union(pausedPaths)
+        pausedPaths = Set(next.filter(\.paused).map(\.path)).intersection(wasClaimed)
         let active = next.filter { !$0.paused }
         var added: [WatchedFolder] = [], removed: [WatchedFolder] = []
         var actions: [AdapterAction] = []

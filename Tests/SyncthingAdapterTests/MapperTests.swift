@@ -181,6 +181,17 @@ func sets(_ actions: [AdapterAction]) -> [BadgeSet] {
         var paused = next[1]
         paused.paused = true
         #expect(m.configured([paused], devices: []) == [.follow(added: [], removed: [next[1]])])
+        // ... but stays claimed, so that pausing never drops the provider connection; resumed,
+        // it is followed again.
+        #expect(m.claimedRoots == ["/photos"])
+        #expect(m.configured([next[1]], devices: []) == [.follow(added: [next[1]], removed: []), .rebuild(folder: "photos")])
+        #expect(m.claimedRoots == ["/photos"])
+        // Removed while paused: no longer claimed. Paused before it was ever followed: never.
+        _ = m.configured([paused], devices: [])
+        _ = m.configured([], devices: [])
+        #expect(m.claimedRoots.isEmpty)
+        _ = m.configured([paused], devices: [])
+        #expect(m.claimedRoots.isEmpty)
     }
 
     @Test func rebuildOfACompleteFolderIsOneRecursiveSet() {
