@@ -226,8 +226,9 @@ public final class SyncthingBridge {
             guard let old = epoch, old != e else { return }
             logger.notice("syncbadged restarted: claiming and rebuilding every root")
             try? daemon.reconnect()
-            for root in mapper.claimedRoots { try? daemon.addRoot(root) }
-            channel.follow(roots: mapper.claimedRoots)
+            let roots = mapper.claimedRoots
+            for root in roots { try? daemon.addRoot(root) }
+            channel.follow(roots: roots)
             await rebuildAll()
         case .changed(let path, let gen, let from):
             if let from { await perform(mapper.changed(path: from, gen: nil, fs: fs)) }
