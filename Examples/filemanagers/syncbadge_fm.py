@@ -21,6 +21,8 @@ protocol; this file keeps a cache and talks to the file manager.
   meanwhile); menus prefetched when a directory was listed answer at once.
 - Without a daemon the file manager works as without the extension; one line is logged, and
   the extension connects when a daemon appears.
+- Each engine's toolbar item is a button in Caja's toolbar (CajaToolbar), and a submenu of
+  the background menu in Nautilus and Nemo.
 
 SYNCBADGE_DEBUG=1 logs what is drawn (`syncbadge: drew <path> emblem=<name> column=<text>`),
 each menu and each action's answer to stderr, and makes SIGUSR1 dump the Python stacks (a
@@ -118,7 +120,10 @@ if HOST is not None:
         from gi.repository import Nemo as FM
     else:
         gi.require_version("Caja", "2.0")
+        gi.require_version("Gtk", "3.0")
+        gi.require_version("Gdk", "3.0")
         from gi.repository import Caja as FM
+        from gi.repository import Gdk, Gtk
 
 
 def _split(path):
@@ -238,6 +243,7 @@ class Core(object):
         self.menus = {}                          # (dir, states) -> [(id, title, enabled)]
         self.toolbars = []                       # [(name, tooltip, provider)]
         self.providers = []                      # the file manager's extension objects
+        self.menu_hooks = []                     # called when menus or toolbar items change
         self.badge_images = {}                   # badge id -> image path installed
         self.watch = None
         self.out_watch = None
@@ -563,6 +569,8 @@ class Core(object):
                 provider.emit_items_updated_signal()
             except (AttributeError, TypeError) as ex:
                 _debug("cannot update the menus: %r" % ex)
+        for hook in self.menu_hooks:
+            hook()
 
     # -- menus -----------------------------------------------------------------------
 
@@ -723,6 +731,123 @@ if FM is not None:
             menu.append_item(sub)
         return top
 
+    class CajaToolbar(object):
+        """Each engine's toolbar item (`DEFINE-TOOLBAR`) as a button in the toolbar of every
+        Caja window. Caja shows extensions' toolbar items, but python3-caja 1.26 never asks a
+        Python extension for them (it wraps no get_toolbar_items); it does hand
+        get_background_items the window, each time a window shows a directory. So the buttons
+        go into the window's own GtkToolbar (named "Toolbar" by Caja's UI description), and a
+        click pops up the engine's `MENU toolbar` items."""
+
+        def __init__(self, core):
+            self.core = core
+            self.windows = []      # [(window, state)]: state is {"location", "toolbar", "buttons"}
+            core.menu_hooks.append(self.refresh)
+
+        def show(self, window, location):
+            """Called from get_background_items: the buttons of `window`, now showing
+            `location` (a real path, bytes). False when the window has no toolbar to hold them."""
+            state = self._state(window)
+            if state is None:
+                return False
+            state["location"] = location
+            self._sync(state)
+            return True
+
+        def refresh(self):
+            for _, state in list(self.windows):
+                self._sync(state)
+
+        def _state(self, window):
+            for known, state in self.windows:
+                if known is window:
+                    return state
+            toolbar = _find_widget(window, lambda w: isinstance(w, Gtk.Toolbar) and w.get_name() == "Toolbar")
+            if toolbar is None:
+                _debug("no toolbar in %r: the toolbar items stay in the background menu" % window)
+                return None
+            state = {"location": None, "toolbar": toolbar, "buttons": []}
+            self.windows.append((window, state))
+            window.connect("destroy", lambda w: self._forget(w))
+            return state
+
+        def _forget(self, window):
+            self.windows = [(w, s) for w, s in self.windows if w is not window]
+
+        def _sync(self, state):
+            wanted = list(self.core.toolbars)
+            if [b[0] for b in state["buttons"]] == wanted:
+                return
+            for _, button in state["buttons"]:
+                state["toolbar"].remove(button)
+            state["buttons"] = []
+            # After Caja's own navigation buttons, before its zoom control: the last items of
+            # a toolbar are the first to go into its overflow menu when the window is narrow.
+            toolbar = state["toolbar"]
+            at = next((i for i in range(toolbar.get_n_items()) if toolbar.get_nth_item(i).get_name() == "Zoom"), -1)
+            for item in wanted:
+                name, tooltip, provider = item
+                button = Gtk.ToolButton(label=_mnemonic_safe(name or "Sync engine"), icon_name="view-refresh")
+                button.set_name("SyncBadgeToolbar")
+                button.set_is_important(True)          # its label beside the icon
+                if tooltip:
+                    button.set_tooltip_text(tooltip)
+                button.connect("clicked", lambda b, i=item, s=state: self._clicked(b, i, s))
+                if DEBUG:
+                    button.connect("size-allocate", lambda b, a, n=name, seen=[]: self._placed(b, a, n, seen))
+                toolbar.insert(button, at)
+                at = at + 1 if at >= 0 else -1
+                button.show_all()
+                state["buttons"].append((item, button))
+            _debug("toolbar buttons: %s" % ", ".join(i[0] for i in wanted))
+
+        def _placed(self, button, allocation, name, seen):
+            """Logs where a button is on the screen when that changes (tests click there)."""
+            window = button.get_window()
+            if window is not None:
+                x, y = window.get_root_coords(allocation.x, allocation.y)
+                place = (x, y, allocation.width, allocation.height)
+                if seen[-1:] != [place]:
+                    seen[:] = [place]
+                    _debug("toolbar button %s at %d,%d size %dx%d" % ((name,) + place))
+
+        def _clicked(self, button, item, state):
+            name, _, provider = item
+            location = state["location"]
+            entries = self.core.menu("toolbar", [], location, (location, "toolbar", provider),
+                                     provider=provider or None) if location else None
+            _debug("toolbar menu of %s: %s" % (name, " ".join(e[0] for e in entries or [])))
+            menu = Gtk.Menu()
+            for action_id, title, enabled in entries or []:
+                entry = Gtk.MenuItem.new_with_label(title)
+                entry.set_sensitive(enabled)
+                entry.connect("activate", lambda _e, a=action_id: self.core.action(a, [], location,
+                                                                                   provider=provider or None))
+                menu.append(entry)
+            if not entries:
+                entry = Gtk.MenuItem.new_with_label("No answer from syncbadged" if entries is None else "Nothing to do")
+                entry.set_sensitive(False)
+                menu.append(entry)
+            menu.show_all()
+            menu.attach_to_widget(button, None)
+            if button.get_mapped():
+                menu.popup_at_widget(button, Gdk.Gravity.SOUTH_WEST, Gdk.Gravity.NORTH_WEST, None)
+            else:   # chosen from the toolbar's overflow menu
+                menu.popup_at_pointer(None)
+
+    def _find_widget(widget, match):
+        """The first widget under `widget` (itself included, depth first) that `match`es."""
+        if match(widget):
+            return widget
+        if isinstance(widget, Gtk.Container):
+            children = []
+            widget.forall(lambda child, _data: children.append(child), None)
+            for child in children:
+                found = _find_widget(child, match)
+                if found is not None:
+                    return found
+        return None
+
     class SyncBadgeExtension(GObject.GObject, FM.InfoProvider, FM.MenuProvider, FM.ColumnProvider):
         """The file manager's side: every call goes to the shared Core."""
 
@@ -730,6 +855,7 @@ if FM is not None:
             GObject.GObject.__init__(self)
             self.core = Core.get()
             self.core.providers.append(self)
+            self.toolbar = CajaToolbar(self.core) if HOST == "caja" else None
 
         def update_file_info(self, f):
             try:
@@ -757,26 +883,31 @@ if FM is not None:
             return [_submenu("sync", "Sync", entries, lambda a: self.core.action(a, paths, target))]
 
         def get_background_items(self, *args):
-            folder = args[-1]
+            folder, window = args[-1], (args[0] if len(args) > 1 else None)
             path = _local_path(folder) if folder is not None else None
-            if path is None or not self.core.conn.ready:
+            if path is None:
                 return []
             try:
-                return self._background(path)
+                real = os.fsencode(os.path.realpath(path))
+                # Before the daemon answers too: the buttons come when the toolbar items do.
+                in_toolbar = self.toolbar is not None and window is not None and self.toolbar.show(window, real)
+                if not self.core.conn.ready:
+                    return []
+                return self._background(path, real, in_toolbar)
             except Exception as ex:
                 _log("background menu: %r" % ex)
                 return []
 
-        def _background(self, path):
-            real = os.fsencode(os.path.realpath(path))
+        def _background(self, path, real, in_toolbar):
             entries = self.core.menu("container", [], real, (real, "container")) or []
             items = []
             if entries:
                 items.append(_submenu("container", "Sync", entries, lambda a: self.core.action(a, [], real)))
             _debug("background menu for %s: %s" % (path, " ".join(e[0] for e in entries)))
-            # Each engine's toolbar item. Caja has toolbar items for extensions in C, but
-            # python3-caja 1.26 never asks a Python extension for them (it has no
-            # get_toolbar_items): the background menu holds them in all three.
+            # Each engine's toolbar item: a button in Caja's toolbar, else (Nautilus and Nemo
+            # have no toolbar items for extensions) a submenu of the background menu.
+            if in_toolbar:
+                return items
             for n, (name, tooltip, provider) in enumerate(self.core.toolbars):
                 tools = self.core.menu("toolbar", [], real, (real, "toolbar", provider), provider=provider or None) or []
                 items.append(_submenu("toolbar%d" % n, name or "Sync engine", tools,

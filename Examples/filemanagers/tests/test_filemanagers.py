@@ -10,7 +10,8 @@ with /usr/bin/python3 (gi). For each file manager, with the real syncbadged on a
 3. a SET and a provider's new badge (`* BADGE`, image installed by the extension) change the
    emblems in later screenshots of the same window;
 4. a right-click shows the Sync submenu, and "Show details" reaches the daemon: its answer
-   arrives as a notification (notify-send, to a stand-in notification server);
+   arrives as a notification (notify-send, to a stand-in notification server); in Caja, the
+   engine's toolbar item is a button in the window's toolbar, whose menu item reaches the engine;
 5. the daemon is restarted: the emblems go while it is down and come back, and a SET after the
    restart shows.
 
@@ -174,6 +175,10 @@ class FileManagerTests(unittest.TestCase):
         admin = self.connect("admin", "test-admin")
         admin.request("ADD-ROOT", root, timeout=30)
         engine = self.connect("provider", "test-engine")
+        # The toolbar item before the claim, as engines do: the claim's `* ROOT` push is what
+        # makes viewers ask for TOOLBAR again.
+        engine.request("DEFINE-TOOLBAR", name="Engine", tooltip="Pause or resume syncing", timeout=10)
+        engine.request("DEFINE-MENU", "toolbar", "engine.pause", title="Pause syncing", timeout=10)
         engine.request("CLAIM", root, timeout=10)
         engine.request("DEFINE-MENU", "items", "test.hello", title="Say hello", timeout=10)
         for fname, state in FILES:
@@ -231,6 +236,11 @@ class FileManagerTests(unittest.TestCase):
         self.wait_emblems("the emblems with nothing selected",
                           ["synced", "syncing", "synced", "conflict", "pending", "ignored", "cloud"])
 
+        # 3b. Caja: the engine's toolbar item is a button in the window's toolbar; its menu's
+        # item reaches the engine.
+        if name == "caja":
+            self.toolbar_button(engine)
+
         # 4. A daemon restart: no emblems while it is down, all back after, and live again.
         log_at = len(self.fm.text())
         self.daemon.stop()
@@ -267,6 +277,26 @@ class FileManagerTests(unittest.TestCase):
             os.makedirs(SCREENSHOTS, exist_ok=True)
             subprocess.run(["convert", stable[-1].png, "-bordercolor", "black", "-border", "1", "-trim", "+repage",
                             os.path.join(SCREENSHOTS, name + ".png")], check=True)
+
+    def toolbar_button(self, engine):
+        where = self.fm.wait_log(r"^syncbadge: toolbar button Engine at (-?\d+),(-?\d+) size (\d+)x(\d+)$", 10)
+        x, y, w, h = map(int, where.groups())
+        self.assertTrue(w > 0 and h > 0 and 0 <= y < 200, "the button is not in the toolbar: %r" % (where.groups(),))
+        before = self.shot("toolbar")
+        log_at = len(self.fm.text())
+        fs.left_click(x + w // 2, y + h // 2)
+        self.fm.wait_log(r"^syncbadge: toolbar menu of Engine: engine\.pause$", 10, start=log_at)
+        fs.wait_until("the toolbar menu on the screen",
+                      lambda: fs.changed_pixels(before, self.shot("toolbar-menu")) > 1000, 10, interval=0.2)
+        fs.xdotool("key", "--delay", "300", "Down", "Return")
+
+        def action():
+            push = engine.next_push(0.2)
+            return push is not None and push.kind == "ACTION" and push.arg(0) == "engine.pause" and push
+        push = fs.wait_until("the toolbar action at the engine", action, 10)
+        self.assertEqual(push.opt("from"), "caja")
+        fs.wait_until("the notification of the toolbar action", lambda: [
+            n for n in self.fm.notifications() if n["summary"] == "Sync: engine.pause"], 10)
 
     # -- helpers ------------------------------------------------------------------------
 
