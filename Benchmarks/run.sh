@@ -6,7 +6,8 @@
 # SYNCBADGE_BIN is a directory holding release `syncbadged` and `syncbadge` (default:
 # .build/release in the repository). Results go to stdout and, as markdown, to $BENCH_OUT
 # (default Benchmarks/results/latest.md). Names for --only: register memory push-latency
-# status-rtt pipelined idle cli-status prompt burst million many-observers list-10k startup.
+# status-rtt pipelined idle cli-status prompt burst million many-observers list-10k startup
+# syncthing.
 #
 # This script installs the tools it needs (apt, only what is missing), compiles the C helpers
 # into a temp dir, raises the open-file limit, and runs Benchmarks/scripts/bench.py. Whatever
@@ -19,7 +20,7 @@ REPO=$(dirname "$HERE")
 COMMAND="$0${*:+ $*}"
 [[ -n ${SYNCBADGE_BIN:-} ]] && COMMAND="SYNCBADGE_BIN=$SYNCBADGE_BIN $COMMAND"
 
-usage() { sed -n '3,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 ARGS=()
 while (($#)); do
     case $1 in
@@ -42,7 +43,8 @@ OUT=${BENCH_OUT:-$REPO/Benchmarks/results/latest.md}
 
 # Tools: command -> Debian package. Installed only when missing (apt-get update first).
 declare -A PKG=([watchman]=watchman [hyperfine]=hyperfine [inotifywait]=inotify-tools
-                [zsh]=zsh [bash]=bash [cc]=gcc [python3]=python3 [awk]=gawk [taskset]=util-linux)
+                [zsh]=zsh [bash]=bash [cc]=gcc [python3]=python3 [awk]=gawk [taskset]=util-linux
+                [syncthing]=syncthing)
 missing=()
 for cmd in "${!PKG[@]}"; do command -v "$cmd" >/dev/null || missing+=("${PKG[$cmd]}"); done
 if ((${#missing[@]})); then

@@ -16,10 +16,14 @@ import re
 import resource
 import selectors
 import shlex
+import shutil
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (BenchError, Conn, Ctx, Daemon, Figure, InotifyWait, Watchman, count_wakeups,  # noqa: E402
@@ -1014,6 +1018,255 @@ def fig_startup(ctx, only):
 
 # =============================================================================================
 
+# =============================================================================================
+# 14. Syncthing: the adapter's `synced` against Syncthing's own word that the peer has the file.
+
+ST_KEY = "syncbadge-bench-key-0123456789"
+_st_ports = set()
+
+
+def _free_port():
+    """A loopback port nobody listens on, never one handed out before in this run (the kernel
+    may give a just released port to the next bind)."""
+    while True:
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        if port not in _st_ports:
+            _st_ports.add(port)
+            return port
+
+
+class Syncthing:
+    """One real Syncthing on loopback, set up as the adapter's tests set it up
+    (Tests/EndToEndTests/Support/SyncthingHarness.swift): a generated home whose config.xml is
+    edited before the first start (GUI and listen address on 127.0.0.1, a fixed API key, no
+    discovery, relays, NAT, usage or crash reports, upgrades; progress every second)."""
+
+    def __init__(self, ctx, name):
+        self.ctx = ctx
+        self.base = ctx.tmpdir(f"st{name}")
+        self.home = os.path.join(self.base, "home")
+        self.folder = os.path.join(self.base, "folder")
+        os.makedirs(self.folder)
+        self.gui_port, self.listen_port = _free_port(), _free_port()
+        subprocess.run(["syncthing", "generate", f"--home={self.home}", "--no-default-folder"],
+                       env=dict(os.environ, HOME=self.base), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=True)
+        config = os.path.join(self.home, "config.xml")
+        with open(config) as f:
+            xml = f.read()
+        xml = xml.replace("<address>127.0.0.1:8384</address>", f"<address>127.0.0.1:{self.gui_port}</address>")
+        settings = {"apikey": ST_KEY, "listenAddress": f"tcp://127.0.0.1:{self.listen_port}",
+                    "globalAnnounceEnabled": "false", "localAnnounceEnabled": "false", "relaysEnabled": "false",
+                    "natEnabled": "false", "crashReportingEnabled": "false", "urAccepted": "-1",
+                    "autoUpgradeIntervalH": "0", "progressUpdateIntervalS": "1", "startBrowser": "false"}
+        for k, v in settings.items():
+            xml = re.sub(f"<{k}>[^<]*</{k}>", f"<{k}>{v}</{k}>", xml)
+        with open(config, "w") as f:
+            f.write(xml)
+        self.device_id = re.search(r'<device id="([^"]+)"', xml).group(1)
+        self.proc = None
+
+    def start(self):
+        log = open(os.path.join(self.base, "syncthing.log"), "w")
+        self.proc = self.ctx.spawn(["syncthing", "serve", f"--home={self.home}", "--no-browser", "--no-restart",
+                                    "--no-upgrade"], env=dict(os.environ, HOME=self.base, STNODEFAULTFOLDER="1"),
+                                   stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+
+    def wait_serving(self, timeout=60):
+        """Until its REST API answers (no event says so: asked every 50 ms)."""
+        deadline = now() + timeout
+        while True:
+            try:
+                self.rest("GET", "/rest/system/status", timeout=5)
+                return
+            except (OSError, ValueError):
+                if self.proc.poll() is not None or now() > deadline:
+                    raise BenchError(f"syncthing in {self.base} did not start")
+                time.sleep(0.05)
+
+    def rest(self, method, path, body=None, timeout=30):
+        """A REST call, the key in a header (never on a command line)."""
+        req = urllib.request.Request(f"http://127.0.0.1:{self.gui_port}{path}", method=method,
+                                     data=None if body is None else json.dumps(body).encode(),
+                                     headers={"X-API-Key": ST_KEY, "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            data = r.read()
+        return json.loads(data) if data else None
+
+    def share(self, folder_id, peer, dials):
+        """The peer and the shared folder in one PUT /rest/config (separate calls race: the
+        devices connect before the folder exists). Only the side configured last dials."""
+        config = self.rest("GET", "/rest/config")
+        device = dict(config["defaults"]["device"], deviceID=peer.device_id, name=os.path.basename(peer.base),
+                      addresses=[f"tcp://127.0.0.1:{peer.listen_port}"] if dials else ["dynamic"])
+        folder = dict(config["defaults"]["folder"], id=folder_id, label=folder_id, path=self.folder,
+                      fsWatcherDelayS=1, pullerPauseS=2,
+                      devices=[{"deviceID": d, "introducedBy": "", "encryptionPassword": ""}
+                               for d in (self.device_id, peer.device_id)])
+        config["devices"] = config.get("devices", []) + [device]
+        config["folders"] = config.get("folders", []) + [folder]
+        config["options"]["reconnectionIntervalS"] = 1
+        self.rest("PUT", "/rest/config", config)
+
+    def stop(self):
+        """1.19 forks a monitor: SIGTERM to its child stops both in well under a second."""
+        if self.proc is None:
+            return
+        pid = self.proc.pid
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                for child in f.read().split():
+                    os.kill(int(child), signal.SIGTERM)
+        except (OSError, ValueError):
+            pass
+        self.ctx.stop(self.proc, timeout=10)
+        self.proc = None
+
+
+class SyncthingEvents:
+    """A long-poll on one event type of a Syncthing, in a thread: each event with the time it
+    arrived here (the adapter's own long-poll sees it no earlier)."""
+
+    def __init__(self, st, events):
+        self.st, self.events = st, events
+        self.seen = []                     # (arrival time, type, data)
+        self.cond = threading.Condition()
+        self.stopped = False
+        got = st.rest("GET", f"/rest/events?events={events}&since=0&timeout=0") or []
+        self.since = max((e["id"] for e in got), default=0)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stopped:
+            try:
+                got = self.st.rest("GET", f"/rest/events?events={self.events}&since={self.since}&timeout=2",
+                                   timeout=30) or []
+            except (OSError, ValueError):
+                if self.stopped:
+                    return
+                time.sleep(0.1)
+                continue
+            t = now()
+            with self.cond:
+                for e in got:
+                    self.since = max(self.since, e["id"])
+                    self.seen.append((t, e.get("type"), e.get("data") or {}))
+                self.cond.notify_all()
+
+    def wait(self, what, match, deadline):
+        """The arrival time of the first event so far that `match`es (type, data); waits for it."""
+        with self.cond:
+            while True:
+                for t, kind, data in self.seen:
+                    if match(kind, data):
+                        return t
+                left = deadline - now()
+                if left <= 0:
+                    raise BenchError(f"no {self.events} event for {what} in time")
+                self.cond.wait(left)
+
+    def last_before(self, match, t_max):
+        """The arrival time of the last event that `match`es and arrived by `t_max`, or None."""
+        with self.cond:
+            return max((t for t, kind, data in self.seen if t <= t_max and match(kind, data)), default=None)
+
+    def stop(self):
+        self.stopped = True
+        self.thread.join(5)
+
+
+def fig_syncthing(ctx, only):
+    adapter = os.path.join(ctx.sbbin, "syncbadge-syncthing")
+    if not os.access(adapter, os.X_OK):
+        raise BenchError(f"no {adapter} (make release builds it)")
+    if not shutil.which("syncthing"):
+        raise BenchError("syncthing is not installed (apt-get install syncthing)")
+    n = 5 if ctx.quick else 20
+    a, b = Syncthing(ctx, "a"), Syncthing(ctx, "b")
+    d = proc = events = None
+    try:
+        a.start()
+        b.start()
+        a.wait_serving()
+        b.wait_serving()
+        a.share("bench", b, dials=False)
+        b.share("bench", a, dials=True)
+        d = Daemon(ctx, "std")
+        adapter_log = open(os.path.join(d.dir, "adapter.log"), "w")
+        proc = ctx.spawn([adapter, "--socket", d.sock, "--syncthing-home", a.home, "--log-level", "warning"],
+                         stdout=subprocess.DEVNULL, stderr=adapter_log)
+        adapter_log.close()
+        # The adapter adds and claims A's folder and reconciles it: its root turns synced.
+        admin = d.conn()
+        deadline = now() + 60
+        while True:
+            final, data = admin.request("STATUS", a.folder)
+            if final.ok and data and data[0].arg(1) == "synced":
+                break
+            if proc.poll() is not None or now() > deadline:
+                raise BenchError(f"A's folder never synced (adapter exit {proc.poll()}; see {d.dir})")
+            time.sleep(0.05)
+        obs = d.conn("viewer", "bench-observer")
+        final, _ = obs.request("OBSERVE", a.folder)
+        if not final.ok:
+            raise BenchError(f"OBSERVE: {final}")
+        events = SyncthingEvents(a, "FolderCompletion,RemoteIndexUpdated")
+        log(f"Syncthing: {n} new files on A, each until A's badge says synced and until A reports B complete")
+        sb, st, extra, own = [], [], [], []
+        total = 0
+        for i in range(n):
+            path = os.path.join(a.folder, f"f{i}")
+            size = 1000 + i
+            total += size   # the folder's global size once B has this file (sizes grow: unique)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            os.write(fd, bytes(size))
+            os.close(fd)
+            t0 = now()
+            want = f"* ITEM {wire(path)} synced "
+            deadline = t0 + 60
+            while True:
+                line, t = obs.reader.readline(deadline)
+                if line.startswith(want):
+                    t_sb = t
+                    break
+            t_st = events.wait(f"f{i}", lambda k, e: k == "FolderCompletion" and e.get("device") == b.device_id
+                               and e.get("folder") == "bench" and e.get("completion") == 100
+                               and e.get("globalBytes", 0) >= total, t0 + 60)
+            # The news itself: B's index update saying it has the file, the last one before the
+            # badge changed (Syncthing sends FolderCompletion later, at most every few seconds).
+            t_news = events.last_before(lambda k, e: k == "RemoteIndexUpdated" and e.get("device") == b.device_id
+                                        and e.get("folder") == "bench", t_sb)
+            sb.append(t_sb - t0)
+            st.append(t_st - t0)
+            extra.append(t_sb - t_st)
+            if t_news is not None and t_news >= t0:
+                own.append(t_sb - t_news)
+    finally:
+        if events:
+            events.stop()
+        if proc:
+            ctx.stop(proc)
+        if d:
+            d.stop()
+        a.stop()
+        b.stop()
+    sm, stm, em = median(sb), median(st), median(extra)
+    rows = [Figure(f"Syncthing: write on A → A's badge synced, median ({n} new files)", fmt_time(sm),
+                   f"FolderCompletion 100 for B {fmt_time(stm)}", sm / stm, "adapter ≤ +50 ms", em <= 0.05,
+                   note=f"badge minus FolderCompletion per file: median {em * 1e3:+.1f} ms, "
+                        f"max {max(extra) * 1e3:+.1f} ms")]
+    if own:
+        rows.append(Figure(f"Syncthing: B's RemoteIndexUpdated at A → A's badge synced, median ({len(own)} files)",
+                           fmt_time(median(own)), "(the adapter's own time)", None, "reference", None,
+                           note=f"max {fmt_time(max(own))}"))
+    return rows
+
+
 FIGURES = [
     # (names it answers to, function)
     (("register", "memory"), fig_register),
@@ -1027,6 +1280,7 @@ FIGURES = [
     (("many-observers",), fig_many),
     (("list-10k",), fig_list),
     (("startup",), fig_startup),
+    (("syncthing",), fig_syncthing),
 ]
 ALL_NAMES = [n for names, _ in FIGURES for n in names]
 
