@@ -746,29 +746,34 @@ if FM is not None:
 
         def show(self, window, location):
             """Called from get_background_items: the buttons of `window`, now showing
-            `location` (a real path, bytes). False when the window has no toolbar to hold them."""
+            `location` (a real path, bytes; None where it is not a local directory). False
+            when the window shows no toolbar to hold them: then the background menu does."""
             state = self._state(window)
-            if state is None:
+            if state["toolbar"] is None:
                 return False
             state["location"] = location
             self._sync(state)
-            return True
+            return state["toolbar"].get_visible()
 
         def refresh(self):
             for _, state in list(self.windows):
-                self._sync(state)
+                if state["toolbar"] is not None:
+                    self._sync(state)
 
         def _state(self, window):
             for known, state in self.windows:
                 if known is window:
                     return state
             toolbar = _find_widget(window, lambda w: isinstance(w, Gtk.Toolbar) and w.get_name() == "Toolbar")
-            if toolbar is None:
-                _debug("no toolbar in %r: the toolbar items stay in the background menu" % window)
-                return None
             state = {"location": None, "toolbar": toolbar, "buttons": []}
             self.windows.append((window, state))
             window.connect("destroy", lambda w: self._forget(w))
+            if toolbar is None:
+                _debug("no toolbar in %r: the toolbar items stay in the background menu" % window)
+            else:
+                # View > Toolbar hides it or shows it again: the background menu takes the
+                # items over, or gives them back.
+                toolbar.connect("notify::visible", lambda *_: self.core._menus_changed())
             return state
 
         def _forget(self, window):
@@ -780,6 +785,7 @@ if FM is not None:
                 return
             for _, button in state["buttons"]:
                 state["toolbar"].remove(button)
+                button.destroy()
             state["buttons"] = []
             # After Caja's own navigation buttons, before its zoom control: the last items of
             # a toolbar are the first to go into its overflow menu when the window is narrow.
@@ -787,7 +793,7 @@ if FM is not None:
             at = next((i for i in range(toolbar.get_n_items()) if toolbar.get_nth_item(i).get_name() == "Zoom"), -1)
             for item in wanted:
                 name, tooltip, provider = item
-                button = Gtk.ToolButton(label=_mnemonic_safe(name or "Sync engine"), icon_name="view-refresh")
+                button = Gtk.ToolButton(label=name or "Sync engine", icon_name="view-refresh")
                 button.set_name("SyncBadgeToolbar")
                 button.set_is_important(True)          # its label beside the icon
                 if tooltip:
@@ -813,9 +819,9 @@ if FM is not None:
 
         def _clicked(self, button, item, state):
             name, _, provider = item
-            location = state["location"]
+            location = state["location"]   # None: not a local directory (provider= needs no path)
             entries = self.core.menu("toolbar", [], location, (location, "toolbar", provider),
-                                     provider=provider or None) if location else None
+                                     provider=provider or None)
             _debug("toolbar menu of %s: %s" % (name, " ".join(e[0] for e in entries or [])))
             menu = Gtk.Menu()
             for action_id, title, enabled in entries or []:
@@ -830,6 +836,8 @@ if FM is not None:
                 menu.append(entry)
             menu.show_all()
             menu.attach_to_widget(button, None)
+            # Destroyed once closed; later than "deactivate", which comes before an item's "activate".
+            menu.connect("deactivate", lambda m: GLib.idle_add(m.destroy))
             if button.get_mapped():
                 menu.popup_at_widget(button, Gdk.Gravity.SOUTH_WEST, Gdk.Gravity.NORTH_WEST, None)
             else:   # chosen from the toolbar's overflow menu
@@ -885,13 +893,11 @@ if FM is not None:
         def get_background_items(self, *args):
             folder, window = args[-1], (args[0] if len(args) > 1 else None)
             path = _local_path(folder) if folder is not None else None
-            if path is None:
-                return []
             try:
-                real = os.fsencode(os.path.realpath(path))
+                real = os.fsencode(os.path.realpath(path)) if path is not None else None
                 # Before the daemon answers too: the buttons come when the toolbar items do.
                 in_toolbar = self.toolbar is not None and window is not None and self.toolbar.show(window, real)
-                if not self.core.conn.ready:
+                if real is None or not self.core.conn.ready:
                     return []
                 return self._background(path, real, in_toolbar)
             except Exception as ex:
