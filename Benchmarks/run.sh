@@ -3,11 +3,11 @@
 #
 #   SYNCBADGE_BIN=DIR Benchmarks/run.sh [--quick] [--only NAME[,NAME...]]
 #
-# SYNCBADGE_BIN is a directory holding release `syncbadged` and `syncbadge` (default:
-# .build/release in the repository). Results go to stdout and, as markdown, to $BENCH_OUT
-# (default Benchmarks/results/latest.md). Names for --only: register memory push-latency
-# status-rtt pipelined idle cli-status prompt burst million many-observers list-10k startup
-# syncthing.
+# SYNCBADGE_BIN is a directory holding release `syncbadged`, `syncbadge` and, for the syncthing
+# figure, `syncbadge-syncthing` (default: .build/release in the repository). Results go to
+# stdout and, as markdown, to $BENCH_OUT (default Benchmarks/results/latest.md). Names for
+# --only: register memory push-latency status-rtt pipelined idle cli-status prompt burst
+# million many-observers list-10k startup syncthing.
 #
 # This script installs the tools it needs (apt, only what is missing), compiles the C helpers
 # into a temp dir, raises the open-file limit, and runs Benchmarks/scripts/bench.py. Whatever

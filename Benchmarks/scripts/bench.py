@@ -9,6 +9,7 @@ the machine hits both), and is reported as a ratio with its target. See Benchmar
 """
 
 import argparse
+import http.client
 import json
 import os
 import platform
@@ -1017,11 +1018,14 @@ def fig_startup(ctx, only):
 
 
 # =============================================================================================
-
-# =============================================================================================
 # 14. Syncthing: the adapter's `synced` against Syncthing's own word that the peer has the file.
 
 ST_KEY = "syncbadge-bench-key-0123456789"
+# What a REST call to Syncthing may raise (URLError and HTTPError are OSErrors; a bad answer's
+# JSON a ValueError; a connection cut mid-answer an HTTPException).
+ST_ERRORS = (OSError, ValueError, http.client.HTTPException)
+# Loopback only: never through an http_proxy of the environment.
+_LOCAL = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 _st_ports = set()
 
 
@@ -1051,13 +1055,18 @@ class Syncthing:
         self.folder = os.path.join(self.base, "folder")
         os.makedirs(self.folder)
         self.gui_port, self.listen_port = _free_port(), _free_port()
-        subprocess.run(["syncthing", "generate", f"--home={self.home}", "--no-default-folder"],
+        # --skip-port-probing: the default ports in config.xml even when a Syncthing of the
+        # user's holds them, so that the edits below find what they replace.
+        subprocess.run(["syncthing", "generate", f"--home={self.home}", "--no-default-folder", "--skip-port-probing"],
                        env=dict(os.environ, HOME=self.base), stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, check=True)
+                       stderr=subprocess.DEVNULL, check=True, timeout=60)
         config = os.path.join(self.home, "config.xml")
         with open(config) as f:
             xml = f.read()
-        xml = xml.replace("<address>127.0.0.1:8384</address>", f"<address>127.0.0.1:{self.gui_port}</address>")
+        gui = "<address>127.0.0.1:8384</address>"
+        if gui not in xml:
+            raise BenchError(f"no {gui} in the generated {config}")
+        xml = xml.replace(gui, f"<address>127.0.0.1:{self.gui_port}</address>")
         settings = {"apikey": ST_KEY, "listenAddress": f"tcp://127.0.0.1:{self.listen_port}",
                     "globalAnnounceEnabled": "false", "localAnnounceEnabled": "false", "relaysEnabled": "false",
                     "natEnabled": "false", "crashReportingEnabled": "false", "urAccepted": "-1",
@@ -1066,8 +1075,12 @@ class Syncthing:
             xml = re.sub(f"<{k}>[^<]*</{k}>", f"<{k}>{v}</{k}>", xml)
         with open(config, "w") as f:
             f.write(xml)
-        self.device_id = re.search(r'<device id="([^"]+)"', xml).group(1)
+        device = re.search(r'<device id="([^"]+)"', xml)
+        if device is None:
+            raise BenchError(f"no device id in {config}")
+        self.device_id = device.group(1)
         self.proc = None
+        self.child = None
 
     def start(self):
         log = open(os.path.join(self.base, "syncthing.log"), "w")
@@ -1077,23 +1090,37 @@ class Syncthing:
         log.close()
 
     def wait_serving(self, timeout=60):
-        """Until its REST API answers (no event says so: asked every 50 ms)."""
+        """Until its REST API answers (no event says so: asked every 50 ms). 1.19 forks a
+        monitor, which is what we started: its child, the real Syncthing, is recorded too, so
+        that run.sh's clean-up stops it if we cannot."""
         deadline = now() + timeout
         while True:
             try:
                 self.rest("GET", "/rest/system/status", timeout=5)
-                return
-            except (OSError, ValueError):
+                break
+            except ST_ERRORS:
                 if self.proc.poll() is not None or now() > deadline:
                     raise BenchError(f"syncthing in {self.base} did not start")
                 time.sleep(0.05)
+        children = self._children()
+        if children:
+            self.child = children[0]
+            self.ctx._record("pids", str(self.child))
+
+    def _children(self):
+        pid = self.proc.pid
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                return [int(c) for c in f.read().split()]
+        except (OSError, ValueError):
+            return []
 
     def rest(self, method, path, body=None, timeout=30):
         """A REST call, the key in a header (never on a command line)."""
         req = urllib.request.Request(f"http://127.0.0.1:{self.gui_port}{path}", method=method,
                                      data=None if body is None else json.dumps(body).encode(),
                                      headers={"X-API-Key": ST_KEY, "Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=timeout) as r:
+        with _LOCAL.open(req, timeout=timeout) as r:
             data = r.read()
         return json.loads(data) if data else None
 
@@ -1113,16 +1140,21 @@ class Syncthing:
         self.rest("PUT", "/rest/config", config)
 
     def stop(self):
-        """1.19 forks a monitor: SIGTERM to its child stops both in well under a second."""
+        """SIGTERM to the monitor's child stops both in well under a second; one to the
+        monitor takes about 9 s. So the child first, and the monitor only if it stays."""
         if self.proc is None:
             return
-        pid = self.proc.pid
-        try:
-            with open(f"/proc/{pid}/task/{pid}/children") as f:
-                for child in f.read().split():
-                    os.kill(int(child), signal.SIGTERM)
-        except (OSError, ValueError):
-            pass
+        children = self._children()
+        for child in children:
+            try:
+                os.kill(child, signal.SIGTERM)
+            except OSError:
+                pass
+        if children:
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
         self.ctx.stop(self.proc, timeout=10)
         self.proc = None
 
@@ -1146,7 +1178,7 @@ class SyncthingEvents:
             try:
                 got = self.st.rest("GET", f"/rest/events?events={self.events}&since={self.since}&timeout=2",
                                    timeout=30) or []
-            except (OSError, ValueError):
+            except ST_ERRORS:
                 if self.stopped:
                     return
                 time.sleep(0.1)
@@ -1158,22 +1190,18 @@ class SyncthingEvents:
                     self.seen.append((t, e.get("type"), e.get("data") or {}))
                 self.cond.notify_all()
 
-    def wait(self, what, match, deadline):
-        """The arrival time of the first event so far that `match`es (type, data); waits for it."""
+    def wait(self, what, match, deadline, after):
+        """The arrival time of the first event that arrived at or after `after` and `match`es
+        (type, data); waits for it until `deadline`."""
         with self.cond:
             while True:
                 for t, kind, data in self.seen:
-                    if match(kind, data):
+                    if t >= after and match(kind, data):
                         return t
                 left = deadline - now()
                 if left <= 0:
                     raise BenchError(f"no {self.events} event for {what} in time")
                 self.cond.wait(left)
-
-    def last_before(self, match, t_max):
-        """The arrival time of the last event that `match`es and arrived by `t_max`, or None."""
-        with self.cond:
-            return max((t for t, kind, data in self.seen if t <= t_max and match(kind, data)), default=None)
 
     def stop(self):
         self.stopped = True
@@ -1187,9 +1215,12 @@ def fig_syncthing(ctx, only):
     if not shutil.which("syncthing"):
         raise BenchError("syncthing is not installed (apt-get install syncthing)")
     n = 5 if ctx.quick else 20
-    a, b = Syncthing(ctx, "a"), Syncthing(ctx, "b")
-    d = proc = events = None
+    sts, d, proc, events, conns = [], None, None, None, []
     try:
+        a = Syncthing(ctx, "a")
+        sts.append(a)
+        b = Syncthing(ctx, "b")
+        sts.append(b)
         a.start()
         b.start()
         a.wait_serving()
@@ -1203,6 +1234,7 @@ def fig_syncthing(ctx, only):
         adapter_log.close()
         # The adapter adds and claims A's folder and reconciles it: its root turns synced.
         admin = d.conn()
+        conns.append(admin)
         deadline = now() + 60
         while True:
             final, data = admin.request("STATUS", a.folder)
@@ -1212,6 +1244,7 @@ def fig_syncthing(ctx, only):
                 raise BenchError(f"A's folder never synced (adapter exit {proc.poll()}; see {d.dir})")
             time.sleep(0.05)
         obs = d.conn("viewer", "bench-observer")
+        conns.append(obs)
         final, _ = obs.request("OBSERVE", a.folder)
         if not final.ok:
             raise BenchError(f"OBSERVE: {final}")
@@ -1234,38 +1267,45 @@ def fig_syncthing(ctx, only):
                 if line.startswith(want):
                     t_sb = t
                     break
-            t_st = events.wait(f"f{i}", lambda k, e: k == "FolderCompletion" and e.get("device") == b.device_id
+            t_st = events.wait(f"f{i} complete", lambda k, e: k == "FolderCompletion" and e.get("device") == b.device_id
                                and e.get("folder") == "bench" and e.get("completion") == 100
-                               and e.get("globalBytes", 0) >= total, t0 + 60)
-            # The news itself: B's index update saying it has the file, the last one before the
-            # badge changed (Syncthing sends FolderCompletion later, at most every few seconds).
-            t_news = events.last_before(lambda k, e: k == "RemoteIndexUpdated" and e.get("device") == b.device_id
-                                        and e.get("folder") == "bench", t_sb)
+                               and e.get("globalBytes", 0) >= total, t0 + 60, after=t0)
+            # The news itself: B's index update after the write (B has the file), as it reached
+            # this long-poll; the adapter's own long-poll may hear it a little before or after.
+            t_news = events.wait(f"f{i} at B", lambda k, e: k == "RemoteIndexUpdated" and e.get("device") == b.device_id
+                                 and e.get("folder") == "bench", t0 + 60, after=t0)
             sb.append(t_sb - t0)
             st.append(t_st - t0)
             extra.append(t_sb - t_st)
-            if t_news is not None and t_news >= t0:
-                own.append(t_sb - t_news)
+            own.append(t_sb - t_news)
+    except (OSError, ValueError, KeyError, subprocess.SubprocessError, http.client.HTTPException) as e:
+        raise BenchError(f"Syncthing set-up or run: {e!r}")
     finally:
         if events:
             events.stop()
+        for c in conns:
+            c.close()
         if proc:
             ctx.stop(proc)
         if d:
             d.stop()
-        a.stop()
-        b.stop()
-    sm, stm, em = median(sb), median(st), median(extra)
-    rows = [Figure(f"Syncthing: write on A → A's badge synced, median ({n} new files)", fmt_time(sm),
-                   f"FolderCompletion 100 for B {fmt_time(stm)}", sm / stm, "adapter ≤ +50 ms", em <= 0.05,
-                   note=f"badge minus FolderCompletion per file: median {em * 1e3:+.1f} ms, "
-                        f"max {max(extra) * 1e3:+.1f} ms")]
-    if own:
-        rows.append(Figure(f"Syncthing: B's RemoteIndexUpdated at A → A's badge synced, median ({len(own)} files)",
-                           fmt_time(median(own)), "(the adapter's own time)", None, "reference", None,
-                           note=f"max {fmt_time(max(own))}"))
-    return rows
+        for st_ in sts:
+            st_.stop()
+    sm, stm, em, om = median(sb), median(st), median(extra), median(own)
+    # FolderCompletion for a peer comes from Syncthing's summary timer (every 2 s), so the first
+    # row is met by a wide margin whatever the adapter does; the second row holds the adapter
+    # to the same 50 ms from the event it acts on.
+    return [
+        Figure(f"Syncthing: write on A → A's badge synced, median ({n} new files)", fmt_time(sm),
+               f"FolderCompletion 100 for B {fmt_time(stm)}", sm / stm, "adapter ≤ +50 ms", em <= 0.05,
+               note=f"badge minus FolderCompletion per file: median {em * 1e3:+.1f} ms, max {max(extra) * 1e3:+.1f} ms"),
+        Figure("Syncthing: B's RemoteIndexUpdated at A → A's badge synced, median", f"{om * 1e3:+.1f} ms",
+               "(the event the adapter acts on)", None, "≤ +50 ms", om <= 0.05,
+               note=f"per file from {min(own) * 1e3:+.1f} to {max(own) * 1e3:+.1f} ms"),
+    ]
 
+
+# =============================================================================================
 
 FIGURES = [
     # (names it answers to, function)
