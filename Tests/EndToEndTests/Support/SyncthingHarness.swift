@@ -82,7 +82,10 @@ final class SyncthingInstance {
         listenPort = try freeLoopbackPort()
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         guard let syncthing = installed("syncthing") else { throw HarnessError(description: "syncthing is not installed") }
-        let (status, _) = try spawn(syncthing, ["generate", "--home=\(home)", "--no-default-folder"], environment: ["HOME": temp.path])
+        // --skip-port-probing: the default ports in config.xml even while a Syncthing of the
+        // machine's user holds them, so that the edits below find what they replace.
+        let (status, _) = try spawn(syncthing, ["generate", "--home=\(home)", "--no-default-folder", "--skip-port-probing"],
+                                    environment: ["HOME": temp.path])
         guard status == 0 else { throw HarnessError(description: "syncthing generate failed: \(status)") }
         var xml = try String(contentsOfFile: home + "/config.xml", encoding: .utf8)
         func set(_ element: String, _ value: String) {
@@ -90,6 +93,9 @@ final class SyncthingInstance {
         }
         // 1.19 takes a Unix socket as a bare absolute path (unix:// only in STGUIADDRESS).
         let address = gui == .unix ? temp.sub("\(name)-gui.sock") : "127.0.0.1:\(guiPort)"
+        guard xml.contains("<address>127.0.0.1:8384</address>") else {
+            throw HarnessError(description: "no <address>127.0.0.1:8384</address> in the generated config.xml")
+        }
         xml = xml.replacingOccurrences(of: "<address>127.0.0.1:8384</address>", with: "<address>\(address)</address>")
         if gui == .https { xml = xml.replacingOccurrences(of: #"<gui enabled="true" tls="false""#, with: #"<gui enabled="true" tls="true""#) }
         set("apikey", Self.apiKey)
