@@ -629,7 +629,9 @@ class Core(object):
         _debug("menu items for %d paths: %s" % (len(paths), " ".join(i[0] for i in items or [])))
         return items and (paths, items)
 
-    def action(self, action_id, paths, target=None, provider=None):
+    def action(self, action_id, paths, target=None, provider=None, window=None):
+        """Sends ACTION; its answer is shown to the user (notify), `window` being where the
+        item was chosen (Nemo and Caja say; Nautilus 4 does not)."""
         def answered(reply):
             if reply.final is None:
                 text, ok = "the daemon went away", False
@@ -638,10 +640,10 @@ class Core(object):
             else:
                 text, ok = "%s %s" % (reply.code, reply.final.opt("message", "")), False
             _debug("action %s -> %s %s" % (action_id, "OK" if ok else "ERR", text))
-            notify("Sync: %s" % action_id, text, ok)
+            notify("Sync: %s" % action_id, text, ok, window)
 
         if self.send("ACTION", action_id, *paths, target=target, provider=provider, on_answer=answered) is None:
-            notify("Sync", "no daemon answers", False)
+            notify("Sync", "no daemon answers", False, window)
 
 
 def refresh_icon_theme():
@@ -687,9 +689,9 @@ def _local_path(f):
     return os.path.normpath(path)
 
 
-def notify(title, text, ok):
-    """Shows an action's result: notify-send where it exists, else the application's own
-    notification (GLib)."""
+def notify(title, text, ok, window=None):
+    """Shows an action's result: notify-send where it exists, else the status bar of `window`
+    (Nemo and Caja), else the application's own notification (GLib)."""
     tool = shutil.which("notify-send")
     if tool:
         try:
@@ -700,6 +702,8 @@ def notify(title, text, ok):
             return
         except OSError:
             pass
+    if window is not None and status_bar_message(window, "%s: %s" % (title, text)):
+        return
     app = Gio.Application.get_default()
     if app is not None:
         n = Gio.Notification.new(title)
@@ -707,6 +711,40 @@ def notify(title, text, ok):
         app.send_notification("syncbadge", n)
     else:
         _log("%s: %s" % (title, text))
+
+
+STATUS_SECONDS = 8
+
+
+def status_bar_message(window, text):
+    """Shows `text` on the shown status bar of a GTK 3 `window` for STATUS_SECONDS, above what
+    the file manager says there (its own messages come back after). False when there is none."""
+    try:
+        gi.require_version("Gtk", "3.0")
+        from gi.repository import Gtk
+    except (ImportError, ValueError):
+        return False
+    bar = find_widget(window, lambda w: isinstance(w, Gtk.Statusbar))
+    if bar is None or not bar.is_visible():
+        return False
+    context = bar.get_context_id("syncbadge")
+    message = bar.push(context, text)
+    GLib.timeout_add_seconds(STATUS_SECONDS, lambda: bar.remove(context, message) and False)
+    return True
+
+
+def find_widget(widget, match):
+    """The first widget under `widget` (itself included, depth first) that `match`es."""
+    if match(widget):
+        return widget
+    children = []
+    if hasattr(widget, "forall"):
+        widget.forall(lambda child, _data: children.append(child), None)
+    for child in children:
+        found = find_widget(child, match)
+        if found is not None:
+            return found
+    return None
 
 
 def _mnemonic_safe(text):
@@ -741,7 +779,7 @@ if FM is not None:
 
         def __init__(self, core):
             self.core = core
-            self.windows = []      # [(window, state)]: state is {"location", "toolbar", "buttons"}
+            self.windows = []      # [(window, state)]: state is {"location", "toolbar", "buttons", "window"}
             core.menu_hooks.append(self.refresh)
 
         def show(self, window, location):
@@ -764,8 +802,8 @@ if FM is not None:
             for known, state in self.windows:
                 if known is window:
                     return state
-            toolbar = _find_widget(window, lambda w: isinstance(w, Gtk.Toolbar) and w.get_name() == "Toolbar")
-            state = {"location": None, "toolbar": toolbar, "buttons": []}
+            toolbar = find_widget(window, lambda w: isinstance(w, Gtk.Toolbar) and w.get_name() == "Toolbar")
+            state = {"location": None, "toolbar": toolbar, "buttons": [], "window": window}
             self.windows.append((window, state))
             window.connect("destroy", lambda w: self._forget(w))
             if toolbar is None:
@@ -827,8 +865,8 @@ if FM is not None:
             for action_id, title, enabled in entries or []:
                 entry = Gtk.MenuItem.new_with_label(title)
                 entry.set_sensitive(enabled)
-                entry.connect("activate", lambda _e, a=action_id: self.core.action(a, [], location,
-                                                                                   provider=provider or None))
+                entry.connect("activate", lambda _e, a=action_id: self.core.action(
+                    a, [], location, provider=provider or None, window=state["window"]))
                 menu.append(entry)
             if not entries:
                 entry = Gtk.MenuItem.new_with_label("No answer from syncbadged" if entries is None else "Nothing to do")
@@ -842,19 +880,6 @@ if FM is not None:
                 menu.popup_at_widget(button, Gdk.Gravity.SOUTH_WEST, Gdk.Gravity.NORTH_WEST, None)
             else:   # chosen from the toolbar's overflow menu
                 menu.popup_at_pointer(None)
-
-    def _find_widget(widget, match):
-        """The first widget under `widget` (itself included, depth first) that `match`es."""
-        if match(widget):
-            return widget
-        if isinstance(widget, Gtk.Container):
-            children = []
-            widget.forall(lambda child, _data: children.append(child), None)
-            for child in children:
-                found = _find_widget(child, match)
-                if found is not None:
-                    return found
-        return None
 
     class SyncBadgeExtension(GObject.GObject, FM.InfoProvider, FM.MenuProvider, FM.ColumnProvider):
         """The file manager's side: every call goes to the shared Core."""
@@ -878,7 +903,7 @@ if FM is not None:
 
         # Nautilus 4: (files); Nemo and Caja: (window, files).
         def get_file_items(self, *args):
-            files = args[-1]
+            files, window = args[-1], (args[0] if len(args) > 1 else None)
             try:
                 found = self.core.item_menu(files)
             except Exception as ex:
@@ -888,7 +913,7 @@ if FM is not None:
                 return []
             paths, entries = found
             target = _split(paths[0])[0]
-            return [_submenu("sync", "Sync", entries, lambda a: self.core.action(a, paths, target))]
+            return [_submenu("sync", "Sync", entries, lambda a: self.core.action(a, paths, target, window=window))]
 
         def get_background_items(self, *args):
             folder, window = args[-1], (args[0] if len(args) > 1 else None)
@@ -899,16 +924,16 @@ if FM is not None:
                 in_toolbar = self.toolbar is not None and window is not None and self.toolbar.show(window, real)
                 if real is None or not self.core.conn.ready:
                     return []
-                return self._background(path, real, in_toolbar)
+                return self._background(path, real, in_toolbar, window)
             except Exception as ex:
                 _log("background menu: %r" % ex)
                 return []
 
-        def _background(self, path, real, in_toolbar):
+        def _background(self, path, real, in_toolbar, window):
             entries = self.core.menu("container", [], real, (real, "container")) or []
             items = []
             if entries:
-                items.append(_submenu("container", "Sync", entries, lambda a: self.core.action(a, [], real)))
+                items.append(_submenu("container", "Sync", entries, lambda a: self.core.action(a, [], real, window=window)))
             _debug("background menu for %s: %s" % (path, " ".join(e[0] for e in entries)))
             # Each engine's toolbar item: a button in Caja's toolbar, else (Nautilus and Nemo
             # have no toolbar items for extensions) a submenu of the background menu.
@@ -917,7 +942,7 @@ if FM is not None:
             for n, (name, tooltip, provider) in enumerate(self.core.toolbars):
                 tools = self.core.menu("toolbar", [], real, (real, "toolbar", provider), provider=provider or None) or []
                 items.append(_submenu("toolbar%d" % n, name or "Sync engine", tools,
-                                      lambda a, p=provider: self.core.action(a, [], real, provider=p)))
+                                      lambda a, p=provider: self.core.action(a, [], real, provider=p, window=window)))
             return items
 
     if HOST == "nemo":

@@ -319,6 +319,39 @@ class CoreTests(unittest.TestCase):
                     for size in (16, 22, 24, 32, 48, 64)]
             spin("the PNGs", lambda: all(os.path.exists(p) and os.path.getsize(p) > 0 for p in pngs))
 
+    def test_an_answer_shows_on_the_status_bar_without_notify_send(self):
+        """No notify-send: an action's answer goes to the status bar of the window it was
+        chosen in (a real GTK 3 window and status bar, as in Nemo and Caja), and goes again."""
+        import gi
+        gi.require_version("Gtk", "3.0")
+        from gi.repository import Gtk
+        if not Gtk.init_check()[0]:
+            self.fail("no display: run under xvfb-run (make test-filemanagers)")
+        self.start(["a.txt"])
+        core = self.core()
+        spin("HELLO", lambda: core.conn.ready)
+        window = Gtk.Window()
+        box = Gtk.Box(orientation=Gtk.Orientation.VERTICAL)
+        bar = Gtk.Statusbar()
+        box.pack_end(bar, False, False, 0)
+        window.add(box)
+        window.show_all()
+        shown = lambda: " ".join(c.get_text() for c in bar.get_message_area().get_children()
+                                 if isinstance(c, Gtk.Label))
+        real_which = shutil.which
+        old_seconds = ext.STATUS_SECONDS
+        ext.STATUS_SECONDS = 1
+        try:
+            ext.shutil.which = lambda name, *a, **k: None if name == "notify-send" else real_which(name, *a, **k)
+            core.action("syncbadge.details", [os.fsencode(os.path.join(self.root, "a.txt"))], os.fsencode(self.root),
+                        window=window)
+            spin("the answer on the status bar", lambda: "Sync: syncbadge.details: state=unknown gen=" in shown())
+            spin("the status bar given back", lambda: shown() == "", timeout=5)
+        finally:
+            ext.shutil.which = real_which
+            ext.STATUS_SECONDS = old_seconds
+            window.destroy()
+
 
 if __name__ == "__main__":
     unittest.main()
