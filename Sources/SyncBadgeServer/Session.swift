@@ -66,6 +66,10 @@ final class Session: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        // What these requests pushed to other connections (a CLAIM's `* ROOT`, say) goes out
+        // now as well, not with whatever event comes next (PROTOCOL.md: a push goes out as
+        // soon as its event is processed).
+        engine.flushDirty()
         flush()
     }
 

@@ -117,9 +117,11 @@ import SyncBadgeCore
         let root = try d.addRoot()
         let first = try d.connect(role: "provider", name: "engine-one")
         let second = try d.connect(role: "provider", name: "engine-two")
-        _ = try first.request("CLAIM", [.path(Array(root.utf8))])
-        #expect(throws: ClientError.server(code: "busy", message: "claimed by engine-one")) { try second.request("CLAIM", [.path(Array(root.utf8))]) }
         let viewer = try d.connect()
+        _ = try first.request("CLAIM", [.path(Array(root.utf8))])
+        // Pushed at once, with nothing else happening (it once waited for the next event).
+        try viewer.waitForPush(timeout: 5, "ROOT push for the claim") { $0.kind == "ROOT" && $0.option("provider") == "engine-one" }
+        #expect(throws: ClientError.server(code: "busy", message: "claimed by engine-one")) { try second.request("CLAIM", [.path(Array(root.utf8))]) }
         #expect(try viewer.request("ROOTS").data.first?.option("provider") == "engine-one")
         _ = try first.request("BYE")
         try viewer.waitForPush { $0.kind == "ROOT" && $0.option("provider") == nil }
