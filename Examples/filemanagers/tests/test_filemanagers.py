@@ -261,6 +261,13 @@ class FileManagerTests(unittest.TestCase):
 
         # 5. For the documentation: the list view, with the Sync column.
         if SCREENSHOTS:
+            # The engine's toolbar item again (it went with the connection), so that Caja's
+            # picture shows its button: the claim's `* ROOT` push makes the extension ask.
+            log_at = len(self.fm.text())
+            engine.request("DEFINE-TOOLBAR", name="Engine", tooltip="Pause or resume syncing", timeout=10)
+            engine.request("CLAIM", root, timeout=10)
+            if name == "caja":
+                self.fm.wait_log(r"^syncbadge: toolbar buttons: Engine$", 10, start=log_at)
             engine.request("SET", "error", self.path("c-error.txt"), message="disk full", timeout=10)
             engine.request("SET", "pending", self.path("e-pending.txt"), timeout=10)
             before = self.wait_emblems("every state again",
