@@ -382,7 +382,9 @@ func runAdapterToExit(socket: String, home: String) throws -> (status: Int32, st
     p.standardError = err
     p.standardOutput = FileHandle.nullDevice
     try p.run()
+    let watchdog = Watchdog(p, seconds: 60)
     let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     p.waitUntilExit()
+    watchdog.exited()
     return (p.terminationStatus, text)
 }

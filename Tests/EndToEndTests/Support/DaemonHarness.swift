@@ -247,11 +247,13 @@ func runCLI(_ args: [String], environment: [String: String]? = nil) throws -> (s
     p.standardOutput = out
     p.standardError = err
     try p.run()
+    let watchdog = Watchdog(p, seconds: 120)
     // Both pipes at once: a child that fills one while the test reads the other to its end
     // would wait forever.
     let errReader = PipeReader(err.fileHandleForReading)
     let o = out.fileHandleForReading.readDataToEndOfFile()
     let e = errReader.wait()
     p.waitUntilExit()
+    watchdog.exited()
     return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
 }

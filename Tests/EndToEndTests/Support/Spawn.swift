@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Synchronization
 
 /// Runs a program and waits for it, with posix_spawn and waitpid.
 ///
@@ -100,4 +101,25 @@ func installed(_ name: String) -> String? {
 /// Whether every tool is an executable on the PATH (suites skip themselves otherwise).
 func toolsOnPath(_ tools: [String]) -> Bool {
     tools.allSatisfy { installed($0) != nil }
+}
+
+/// Kills a child that is still running `seconds` after it started, so that a hung child fails
+/// its test (its status then says SIGKILL) instead of hanging the whole run. Call `exited()`
+/// once the child has exited. The pid could only be another process's if the child exited and
+/// its pid was reused in the moment before `exited()`, at the very end of the allowed time.
+final class Watchdog: Sendable {
+    private let done = Mutex(false)
+
+    init(_ p: Process, seconds: Double) {
+        let pid = p.processIdentifier
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
+            done.withLock { finished in
+                if !finished { kill(pid, SIGKILL) }
+            }
+        }
+    }
+
+    func exited() {
+        done.withLock { $0 = true }
+    }
 }
