@@ -32,7 +32,6 @@ extension Engine {
         // Every client refreshes its badge cache (1.1, `badge-push`).
         let line = badge.wireLine(tag: "*")
         for c in sessions.values where c.role != nil { c.push(line, .badge(badge.id)) }
-        flushDirty()
     }
 
     func defineMenu(_ req: WireRequest, _ s: Session) {

@@ -56,7 +56,6 @@ extension Engine {
             return true
         case .add:
             beginRoot(p, ignoreDefaults: req.option("ignore-defaults") != "0", scan: .init(client: s, tag: req.tag, restored: false))
-            flushDirty()
             return false
         }
     }
@@ -160,7 +159,6 @@ extension Engine {
         }
         publishChanges()
         pushRootRemoved(p)
-        flushDirty()
         let store = self.store
         storeWork {
             try store.removeRoot(p)

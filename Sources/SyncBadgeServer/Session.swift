@@ -66,9 +66,14 @@ final class Session: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        // What these requests pushed to other connections (a CLAIM's `* ROOT`, say) goes out
-        // now as well, not with whatever event comes next (PROTOCOL.md: a push goes out as
-        // soon as its event is processed).
+        endOfBatch()
+    }
+
+    /// A batch of requests is done (a read, or the lines that queued behind a slow request):
+    /// what they pushed to other connections (a CLAIM's `* ROOT`, say) goes out now as well,
+    /// not with whatever event comes next (PROTOCOL.md: a push goes out as soon as its event
+    /// is processed).
+    private func endOfBatch() {
         engine.flushDirty()
         flush()
     }
@@ -148,7 +153,7 @@ final class Session: ChannelInboundHandler {
             queued.removeAll(keepingCapacity: true)
             queuedHead = 0
         }
-        flush()
+        endOfBatch()
     }
 
     // MARK: Output
