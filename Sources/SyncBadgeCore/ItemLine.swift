@@ -3,12 +3,19 @@
 /// LIST) call it straight from the tree (`StateTree.appendItemLine`), pushes through
 /// `ItemView.wireLine`; both therefore say the same bytes.
 public enum ItemLine {
-    public static func append(head: ArraySlice<UInt8>, path: ArraySlice<UInt8>, state: SyncState, badge: String,
+    /// `pathIsPlain`: the path is printable ASCII without `%`, so its encoding is itself (a
+    /// path taken from a request that `PathBytes.plainField` accepted).
+    public static func append(head: ArraySlice<UInt8>, path: ArraySlice<UInt8>, pathIsPlain: Bool = false,
+                              state: SyncState, badge: String,
                               kind: EntryKind, progress: UInt8?, message: String?, gen: UInt64,
                               counts: StateCounts?, into out: inout [UInt8]) {
         out.append(contentsOf: head)
         append(" ITEM ", &out)
-        PercentEncoding.encode(path, into: &out)
+        if pathIsPlain {
+            out.append(contentsOf: path)
+        } else {
+            PercentEncoding.encode(path, into: &out)
+        }
         out.append(UInt8(ascii: " "))
         append(state.name, &out)
         append(" badge=", &out)

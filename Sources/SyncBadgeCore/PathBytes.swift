@@ -25,6 +25,40 @@ public enum PathBytes {
         return true
     }
 
+    /// What a request's field is on the daemon's `STATUS` path (PERFORMANCE.md, "Pipelined
+    /// STATUS"): nil when it needs the general way (not a normalised absolute path, or with a
+    /// byte an encoder escapes: a control, a space, `%`, DEL); `.ascii` when it is also its own
+    /// encoding, so an answer can repeat it as it came.
+    public enum PlainPath { case ascii, nonASCII }
+
+    /// One pass over the field, for `PlainPath`.
+    public static func plainPath(_ field: ArraySlice<UInt8>) -> PlainPath? {
+        field.withUnsafeBufferPointer { f in
+            guard f.first == slash else { return nil }
+            var ascii = true
+            var componentStart = 1
+            var i = 1
+            while true {
+                if i == f.count || f[i] == slash {
+                    let length = i - componentStart
+                    // An empty component: `//`, or a trailing `/` (the root `/` itself is fine).
+                    if length == 0 { return f.count == 1 ? .ascii : nil }
+                    if length <= 2 && f[componentStart] == dot && (length == 1 || f[componentStart + 1] == dot) { return nil }
+                    if i == f.count { break }
+                    componentStart = i + 1
+                } else {
+                    let b = f[i]
+                    if b <= 0x20 || b == 0x25 || b == 0x7F { return nil }
+                    if b >= 0x80 { ascii = false }
+                }
+                i += 1
+            }
+            return ascii ? .ascii : .nonASCII
+        }
+    }
+
+    private static let dot = UInt8(ascii: ".")
+
     /// Components of a normalised absolute path (`/` has none).
     public static func components(_ p: [UInt8]) -> [ArraySlice<UInt8>] {
         p.split(separator: slash, omittingEmptySubsequences: true)

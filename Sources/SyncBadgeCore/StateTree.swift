@@ -117,6 +117,8 @@ public struct StateTree: Sendable {
     var namesFree = 0
     /// The child table: node ids by hash of (parent, name), open addressing.
     var slots: [NodeID] = []
+    /// The child table's hash seed (`slotHash`).
+    let hashSeed = UInt64.random(in: .min ... .max)
     var slotsUsed = 0
     var slotsDeleted = 0
     public internal(set) var roots: [Root] = []

@@ -39,6 +39,9 @@ public enum LineParse: Sendable, Equatable {
 }
 
 public enum WireParser {
+    // Inlinable, as `isTag` and `isID`: the daemon's STATUS path checks every request's tag,
+    // and a generic call across the module boundary cost it a metadata lookup each time.
+    @usableFromInline
     static func isTagByte(_ b: UInt8) -> Bool {
         switch b {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
@@ -49,11 +52,13 @@ public enum WireParser {
         }
     }
 
+    @inlinable
     public static func isTag(_ s: some Collection<UInt8>) -> Bool {
         (1...32).contains(s.count) && s.allSatisfy(isTagByte)
     }
 
     /// Ids (badges, actions): `[A-Za-z0-9._-]{1,64}`.
+    @inlinable
     public static func isID(_ s: some Collection<UInt8>) -> Bool {
         (1...64).contains(s.count) && s.allSatisfy(isTagByte)
     }

@@ -176,15 +176,15 @@ extension Engine {
             if childPath != [PathBytes.slash] { childPath.append(PathBytes.slash) }
             let base = childPath.count
             let head = Array(req.tag.utf8)
-            fastOut.removeAll(keepingCapacity: true)
+            listOut.removeAll(keepingCapacity: true)
             for child in children {
                 childPath.removeSubrange(base...)
                 tree.appendName(child, to: &childPath)
-                tree.appendItemLine(child, path: childPath[...], head: head[...], into: &fastOut)
+                tree.appendItemLine(child, path: childPath[...], head: head[...], into: &listOut)
             }
-            s.writeLines(fastOut)
+            s.writeLines(listOut)
             // A big listing's buffer is not kept for the daemon's whole life.
-            if fastOut.capacity > 1 << 16 { fastOut = [] }
+            if listOut.capacity > 1 << 16 { listOut = [] }
         }
         if observe {
             observerIndex.observe(id, by: s.id, s)

@@ -49,9 +49,9 @@ final class Engine {
     var syncingSetBy: [StateTree.NodeID: Int] = [:]
     var syncingPrunedAt = 64
     /// Scratch buffers of `fastStatus`, kept between requests so that it allocates nothing.
-    var fastLine: [UInt8] = []
-    var fastNodes: [(id: StateTree.NodeID, start: Int, end: Int)] = []
-    var fastOut: [UInt8] = []
+    var plainStatus = PlainStatus()
+    /// The same for `LIST` and `OBSERVE`'s listings.
+    var listOut: [UInt8] = []
     /// Set by `shutdown()`: connections closing then release nothing (states are stored as
     /// they are and survive the restart).
     var shuttingDown = false
