@@ -5,7 +5,7 @@ import SyncBadgeCore
 /// something slow (a root scan, a database write), later lines queue behind it. Output is
 /// gathered and written once per read batch or event batch.
 final class Session: ChannelInboundHandler {
-    typealias InboundIn = Frame
+    typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     /// Output held before reading stops, and pushes are dropped in favour of `* RESET`.
@@ -57,7 +57,18 @@ final class Session: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
+        receive(.line(unwrapInboundIn(data)))
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is LineFrameDecoder.LineTooLong {
+            receive(.tooLong)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    private func receive(_ frame: Frame) {
         if waiting || queuedHead < queued.count {
             queued.append(frame)
             return

@@ -11,9 +11,30 @@ import Testing
         case tooLong
     }
 
+    /// What the decoder passed on, in order: lines, and the too-long event.
+    final class Recorder: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        var out: [Out] = []
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            var buf = unwrapInboundIn(data)
+            out.append(.line(buf.readBytes(length: buf.readableBytes) ?? []))
+        }
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if event is LineFrameDecoder.LineTooLong { out.append(.tooLong) }
+        }
+    }
+
     /// An embedded channel decoding lines, with helpers to feed it and read what came out.
     struct Harness {
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(LineFrameDecoder()))
+        let recorder = Recorder()
+        let channel: EmbeddedChannel
+
+        init() {
+            channel = EmbeddedChannel()
+            try! channel.pipeline.syncOperations.addHandlers([ByteToMessageHandler(LineFrameDecoder()), recorder])
+        }
 
         func write(_ bytes: [UInt8]) throws {
             try channel.writeInbound(channel.allocator.buffer(bytes: bytes))
@@ -22,14 +43,8 @@ import Testing
         func write(_ s: String) throws { try write(Array(s.utf8)) }
 
         func read() throws -> [Out] {
-            var out: [Out] = []
-            while let frame = try channel.readInbound(as: Frame.self) {
-                switch frame {
-                case .line(var buf): out.append(.line(buf.readBytes(length: buf.readableBytes) ?? []))
-                case .tooLong: out.append(.tooLong)
-                }
-            }
-            return out
+            defer { recorder.out = [] }
+            return recorder.out
         }
 
         func finish() throws -> [Out] {

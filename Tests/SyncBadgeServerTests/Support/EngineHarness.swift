@@ -148,7 +148,7 @@ final class FakeClient {
     func send(_ request: String) -> String {
         let tag = "t\(nextTag)"
         nextTag += 1
-        try? channel.writeInbound(Frame.line(ByteBuffer(string: "\(tag) \(request)")))
+        try? channel.writeInbound(ByteBuffer(string: "\(tag) \(request)"))
         return tag
     }
 
