@@ -376,7 +376,8 @@ class Daemon:
 
     def wait_idle(self, conn, timeout=60):
         """After ADD-ROOT's OK: waits until no root reports scanning=1 (ROOTS), then until the
-        RSS stops moving. STATS has no 'pending' or 'scanning' key, so ROOTS is what tells."""
+        store has written what the registration gave it (STATS commits-done = commits: the
+        commit's batch, 72 B per entry, is freed when it ends), then until the RSS stops moving."""
         deadline = now() + timeout
         while True:
             _, data = conn.request("ROOTS")
@@ -384,6 +385,16 @@ class Daemon:
                 break
             if now() > deadline:
                 raise BenchError("roots still scanning")
+            time.sleep(0.05)
+        while True:
+            _, data = conn.request("STATS")
+            stats = {m.arg(0): m.arg(1) for m in data}
+            if "commits-done" not in stats:
+                break   # a daemon from before commits-done: the RSS alone tells
+            if int(stats["commits"]) > 0 and stats["commits-done"] == stats["commits"]:
+                break
+            if now() > deadline:
+                raise BenchError("the store is still writing")
             time.sleep(0.05)
         return settle_rss(self.pid)
 

@@ -109,6 +109,7 @@ extension Engine {
             ("watches", watcher?.totalWatches ?? 0),
             ("events", watcher?.events ?? 0),
             ("commits", sets.commits),
+            ("commits-done", sets.commitsDone),
             ("observations", observerIndex.count),
             ("tombstones", tree.tombstoneCount),
             ("rss-bytes", Self.residentBytes()),

@@ -42,6 +42,11 @@ struct SetPipeline<Group, Waiter> {
     private var retryDelay = Self.firstRetry
     /// Transactions started with something to write (`STATS commits`).
     private(set) var commits = 0
+    /// Of those, the ones that ended, stored or not (`STATS commits-done`): equal to `commits`
+    /// once nothing is being written.
+    private(set) var commitsDone = 0
+    /// The batches being written hold something.
+    private var inFlightCounts = false
 
     // MARK: Barrier
 
@@ -106,7 +111,8 @@ struct SetPipeline<Group, Waiter> {
         let told = waiters
         waiters = []
         inFlight = true
-        if !batches.isEmpty { commits += 1 }
+        inFlightCounts = !batches.isEmpty
+        if inFlightCounts { commits += 1 }
         return (batches, told)
     }
 
@@ -125,6 +131,8 @@ struct SetPipeline<Group, Waiter> {
     /// The commit of `batches` ended.
     mutating func finished(_ batches: [StoreChanges], succeeded: Bool) -> (next: AfterCommit, health: Health) {
         inFlight = false
+        if inFlightCounts { commitsDone += 1 }
+        inFlightCounts = false
         var health = Health.unchanged
         if succeeded {
             if !unstored.isEmpty { health = .recovered }

@@ -56,6 +56,8 @@ import SyncBadgeCore
         #expect(!wanted8)
         let end = p.finished(c1.batches, succeeded: true)
         #expect(end.next == .commitAgain && end.health == .unchanged)
+        // A commit with nothing to write (a waiter's) counts in neither.
+        #expect(p.commits == 0 && p.commitsDone == 0)
         let wanted9 = p.commitWanted(nil, hasChanges: true)
         #expect(wanted9)
         let commit10 = p.begin(fresh: StoreChanges())
@@ -78,8 +80,10 @@ import SyncBadgeCore
         batch.deletions.append(.init(root: [1], relativePath: []))
         _ = p.commitWanted(nil, hasChanges: true)
         let c1 = p.begin(fresh: batch)
-        #expect(c1.batches.count == 1 && p.commits == 1)
+        #expect(c1.batches.count == 1 && p.commits == 1 && p.commitsDone == 0)
         let fail1 = p.finished(c1.batches, succeeded: false)
+        // Ended, though not stored: `commits-done` says nothing is being written.
+        #expect(p.commitsDone == 1)
         #expect(fail1 == (.retry(after: .milliseconds(250)), .failing))
         // A new SET tries at once, the kept batch first; while the timer is armed, no new one.
         let wanted13 = p.commitWanted("w", hasChanges: false)
