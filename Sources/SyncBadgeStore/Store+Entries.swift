@@ -24,8 +24,8 @@ extension Store {
             if create {
                 // Entries can come without a root row when storing that row failed (its
                 // ADD-ROOT was answered with an error); a later row sets the real settings.
-                try db.execute(sql: "INSERT INTO root (path, ignoreDefaults, addedAt) VALUES (?, 1, ?) ON CONFLICT(path) DO NOTHING",
-                               arguments: [Data(path), Date()])
+                try db.execute(sql: "INSERT INTO root (path, ignoreDefaults, addedAt) VALUES (?, 1, CURRENT_TIMESTAMP) ON CONFLICT(path) DO NOTHING",
+                               arguments: [Data(path)])
             }
             let id = try Int64.fetchOne(db, sql: "SELECT id FROM root WHERE path = ?", arguments: [Data(path)])
             rootIDs[path] = id

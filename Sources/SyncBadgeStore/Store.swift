@@ -114,10 +114,13 @@ public final class Store: Sendable {
     }
 
     public func addRoot(_ root: StoredRoot) throws {
+        // The time from SQLite, not a `Date`: GRDB formats a `Date` with a DateFormatter, whose
+        // ICU code and data (4.7 MB of pages) a registration otherwise first touches
+        // (PERFORMANCE.md, "Memory per entry").
         try db.write { db in
             try db.execute(
-                sql: "INSERT INTO root (path, ignoreDefaults, addedAt) VALUES (?, ?, ?) ON CONFLICT(path) DO UPDATE SET ignoreDefaults = excluded.ignoreDefaults",
-                arguments: [Data(root.path), root.ignoreDefaults, Date()])
+                sql: "INSERT INTO root (path, ignoreDefaults, addedAt) VALUES (?, ?, CURRENT_TIMESTAMP) ON CONFLICT(path) DO UPDATE SET ignoreDefaults = excluded.ignoreDefaults",
+                arguments: [Data(root.path), root.ignoreDefaults])
         }
     }
 
