@@ -47,8 +47,10 @@ extension Engine {
             }
         }
         publishChanges()
-        scheduleCommit()
+        // The pushes go out before the commit is drained and handed to the store's thread:
+        // an observer waits for neither.
         flushDirty()
+        scheduleCommit()
     }
 
     func gen(of path: [UInt8]) -> UInt64? {
