@@ -134,12 +134,13 @@ extension StateTree {
         var seen = Set<NodeID>([root.node])
         for (i, e) in scan.entries.enumerated() {
             let parent = e.parent < 0 ? root.node : ids[Int(e.parent)]
-            let existing = child(parent, e.name)
+            let name = scan.name(i)
+            let existing = child(parent, name)
             if let id = existing, !nodes[Int(id)].record.isTombstone, nodes[Int(id)].record.kind == e.kind,
                StateMachine.identityUnchanged(nodes[Int(id)].record, identity: e.identity) {
                 ids[i] = id
             } else {
-                ids[i] = upsert(parent: parent, name: e.name, kind: e.kind, identity: e.identity)
+                ids[i] = upsert(parent: parent, name: Array(name), kind: e.kind, identity: e.identity)
             }
             seen.insert(ids[i])
         }

@@ -427,7 +427,7 @@ public struct StateTree: Sendable {
     /// (nil: a fresh one each). Existing children of the same name are replaced.
     mutating func insert(_ scan: ScanTree, under dir: NodeID, state: SyncState, gen: UInt64?) {
         guard !scan.entries.isEmpty else { return }
-        reserve(nodes: scan.entries.count, nameBytes: scan.entries.reduce(0) { $0 + $1.name.count })
+        reserve(nodes: scan.entries.count, nameBytes: scan.names.count)
         let rules = rootIndex(of: dir).map { roots[$0].rules } ?? .none
         var ids = [NodeID](repeating: -1, count: scan.entries.count)
         var added = Tally()
@@ -442,7 +442,8 @@ public struct StateTree: Sendable {
             let parent = e.parent < 0 ? dir : ids[Int(e.parent)]
             var g: UInt64
             if let gen { g = gen } else { lastGen += 1; g = lastGen }
-            if let old = child(parent, e.name) {
+            let name = scan.name(i)
+            if let old = child(parent, name) {
                 if e.parent >= 0 || newTop.contains(old) {
                     twins.insert(i)
                     ids[i] = old
@@ -455,9 +456,9 @@ public struct StateTree: Sendable {
                 }
                 // A tombstone or stale entry of the same name: the scan is the truth now.
                 let existed = nodes[Int(old)].record.kind != .gone
-                detach(old, recordAs: existed ? PathBytes.join(path(parent), e.name) : nil)
+                detach(old, recordAs: existed ? PathBytes.join(path(parent), name) : nil)
             }
-            let id = allocate(parent: parent, name: e.name, record: EntryRecord(kind: e.kind, state: state, gen: g))
+            let id = allocate(parent: parent, name: name, record: EntryRecord(kind: e.kind, state: state, gen: g))
             if e.parent < 0 {
                 touchNew(id)
                 newTop.insert(id)

@@ -6,6 +6,8 @@ import SyncBadgeCore
 /// Walks a directory tree with `readdir`'s `d_type` (no `lstat` per entry unless identities are
 /// wanted or the file system does not fill `d_type`), never following links.
 enum DirectoryScanner {
+    static let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+    static let nameCapacity = MemoryLayout<dirent>.size - nameOffset
     /// Scans below `top`. `enter` is called for every directory (the top one included) before
     /// it is read, so a watch added there misses nothing; it receives the directory's path, the
     /// index of its scan entry (-1 for `top`) and its parent's index (-1 for `top`'s children).
@@ -18,12 +20,12 @@ enum DirectoryScanner {
             guard let dir = dirPath.withCString({ opendir($0) }) else { continue }
             defer { closedir(dir) }
             while let ent = readdir(dir) {
-                let name: [UInt8] = withUnsafeBytes(of: &ent.pointee.d_name) { raw in
-                    let bytes = raw.bindMemory(to: UInt8.self)
-                    let len = strnlen(raw.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count)
-                    return Array(bytes[0..<len])
-                }
-                if name == [0x2E] || name == [0x2E, 0x2E] { continue }
+                // The name read in place (valid until the next readdir): the scan copies it into
+                // its one buffer, with no array per name on the way.
+                let namePointer = UnsafeRawPointer(ent) + Self.nameOffset
+                let name = UnsafeBufferPointer(start: namePointer.assumingMemoryBound(to: UInt8.self),
+                                               count: strnlen(namePointer.assumingMemoryBound(to: CChar.self), Self.nameCapacity))
+                if name.elementsEqual([0x2E]) || name.elementsEqual([0x2E, 0x2E]) { continue }
                 var kind: EntryKind
                 switch Int32(ent.pointee.d_type) {
                 case Int32(DT_REG): kind = .file

@@ -142,12 +142,17 @@ import SyncBadgeCore
     /// Relative paths of a scan's entries, `/` after directories.
     static func listing(_ s: ScanTree) -> Set<String> {
         var paths: [String] = []
-        for e in s.entries {
-            var p = String(decoding: e.name, as: UTF8.self)
+        for (i, e) in s.entries.enumerated() {
+            var p = String(decoding: s.name(i), as: UTF8.self)
             if e.parent >= 0 { p = String(paths[Int(e.parent)].dropLast()) + "/" + p }
             paths.append(p + (e.kind == .dir ? "/" : ""))
         }
         return Set(paths)
+    }
+
+    /// The scan's entry of that name (anywhere in it).
+    static func entry(_ s: ScanTree, named name: String) -> ScanTree.Entry? {
+        s.entries.indices.first { s.name($0).elementsEqual(name.utf8) }.map { s.entries[$0] }
     }
 
     // MARK: Tests
@@ -165,7 +170,7 @@ import SyncBadgeCore
             return
         }
         #expect(Self.listing(rs.scan) == ["a", "d/", "d/x", "d/e/", "l"])
-        let l = rs.scan.entries.first { $0.name == Self.b("l") }
+        let l = Self.entry(rs.scan, named: "l")
         #expect(l?.kind == .link)
         #expect(rs.watches == 3)
         #expect(rs.degraded == nil)
@@ -421,8 +426,8 @@ import SyncBadgeCore
         })
         #expect(rescan.map { Self.listing($0.scan) } == ["a", "b", "d/", "trigger"])
         // A rescan records identities, for files only.
-        #expect(rescan?.scan.entries.first { $0.name == Self.b("a") }?.identity != nil)
-        #expect(rescan?.scan.entries.first { $0.name == Self.b("d") }?.identity == nil)
+        #expect(rescan.flatMap { Self.entry($0.scan, named: "a") }?.identity != nil)
+        #expect(rescan.flatMap { Self.entry($0.scan, named: "d") }?.identity == nil)
         #expect(f.watcher.watches(of: Self.b(f.root)) == 2)
         // And watching goes on.
         Self.write(f.root + "/d/after", "x")
