@@ -3,13 +3,76 @@ public struct StoreChanges: Sendable {
     public struct Upsert: Sendable {
         public var root: [UInt8]
         /// Below the root, `/`-separated; empty for the root itself.
-        public var relativePath: [UInt8]
+        public var relativePath: ArraySlice<UInt8>
         public var record: EntryRecord
 
-        public init(root: [UInt8], relativePath: [UInt8], record: EntryRecord) {
+        public init(root: [UInt8], relativePath: ArraySlice<UInt8>, record: EntryRecord) {
             self.root = root
             self.relativePath = relativePath
             self.record = record
+        }
+
+        public init(root: [UInt8], relativePath: [UInt8], record: EntryRecord) {
+            self.init(root: root, relativePath: relativePath[...], record: record)
+        }
+    }
+
+    /// The upserts of a batch, their paths back to back in one buffer and each root once: not
+    /// an array per path. A registration's batch of 110,000 paths, allocated on the event loop
+    /// and freed by the store's thread, left a 7 MB hole its arena could not give back
+    /// (PERFORMANCE.md, "Memory per entry"); one buffer this size is mapped and unmapped whole.
+    public struct Upserts: RandomAccessCollection, ExpressibleByArrayLiteral, Sendable {
+        struct Row: Sendable {
+            var root: Int32
+            var pathEnd: Int
+            var record: EntryRecord
+        }
+
+        var roots: [[UInt8]] = []
+        var rows: [Row] = []
+        var pathBytes: [UInt8] = []
+
+        public init() {}
+
+        public init(arrayLiteral elements: Upsert...) {
+            for e in elements { append(e) }
+        }
+
+        public var startIndex: Int { 0 }
+        public var endIndex: Int { rows.count }
+
+        public subscript(i: Int) -> Upsert {
+            let row = rows[i]
+            let start = i == 0 ? 0 : rows[i - 1].pathEnd
+            return Upsert(root: roots[Int(row.root)], relativePath: pathBytes[start..<row.pathEnd], record: row.record)
+        }
+
+        public mutating func append(_ u: Upsert) {
+            append(root: u.root, record: u.record) { $0.append(contentsOf: u.relativePath) }
+        }
+
+        /// One row; `writePath` appends its relative path to the shared buffer.
+        mutating func append(root: [UInt8], record: EntryRecord, writePath: (inout [UInt8]) -> Void) {
+            // Batches name few roots, mostly the one of the row before.
+            let r: Int
+            if let last = rows.last, roots[Int(last.root)] == root {
+                r = Int(last.root)
+            } else if let known = roots.firstIndex(of: root) {
+                r = known
+            } else {
+                r = roots.count
+                roots.append(root)
+            }
+            writePath(&pathBytes)
+            rows.append(Row(root: Int32(r), pathEnd: pathBytes.count, record: record))
+        }
+
+        mutating func reserveRows(_ n: Int) { rows.reserveCapacity(n) }
+
+        public mutating func removeAll(where drop: (Upsert) -> Bool) {
+            var kept = Upserts()
+            for u in self where !drop(u) { kept.append(u) }
+            self = kept
         }
     }
 
@@ -28,7 +91,7 @@ public struct StoreChanges: Sendable {
 
     /// Applied first, so that an entry deleted and re-created in one batch ends up stored.
     public var deletions: [Deletion] = []
-    public var upserts: [Upsert] = []
+    public var upserts = Upserts()
     public var lastGen: UInt64 = 0
 
     public var isEmpty: Bool { deletions.isEmpty && upserts.isEmpty }
@@ -39,11 +102,23 @@ extension StateTree {
     /// The path below its root, `/`-separated (empty for a root).
     public func relativePath(_ id: NodeID) -> [UInt8] {
         var out: [UInt8] = []
-        for c in relativeComponents(id) {
-            if !out.isEmpty { out.append(PathBytes.slash) }
-            out.append(contentsOf: c)
-        }
+        var chain: [NodeID] = []
+        appendRelativePath(id, to: &out, chain: &chain)
         return out
+    }
+
+    /// The same, appended to `out`; `chain` is scratch space the caller keeps.
+    func appendRelativePath(_ id: NodeID, to out: inout [UInt8], chain: inout [NodeID]) {
+        chain.removeAll(keepingCapacity: true)
+        var cur = id
+        while nodes[Int(cur)].parent >= 0 {
+            chain.append(cur)
+            cur = nodes[Int(cur)].parent
+        }
+        for (k, n) in chain.reversed().enumerated() {
+            if k > 0 { out.append(PathBytes.slash) }
+            out.append(contentsOf: nameSlice(n))
+        }
     }
 
     public var hasStoreChanges: Bool { !storeDirty.isEmpty || !storeDeleted.isEmpty }
@@ -51,10 +126,13 @@ extension StateTree {
     public mutating func drainStoreChanges() -> StoreChanges {
         var changes = StoreChanges()
         changes.deletions = storeDeleted
-        changes.upserts.reserveCapacity(storeDirty.count)
+        changes.upserts.reserveRows(storeDirty.count)
+        var chain: [NodeID] = []
         for id in storeDirty where nodes[Int(id)].live {
             guard let r = rootIndex(of: id) else { continue }
-            changes.upserts.append(.init(root: roots[r].path, relativePath: relativePath(id), record: nodes[Int(id)].record))
+            changes.upserts.append(root: roots[r].path, record: nodes[Int(id)].record) {
+                appendRelativePath(id, to: &$0, chain: &chain)
+            }
         }
         changes.lastGen = lastGen
         storeDirty.removeAll(keepingCapacity: false)

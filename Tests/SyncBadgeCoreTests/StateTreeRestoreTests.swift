@@ -10,7 +10,7 @@ import Testing
     /// What the store gives back: the rows in byte order, as SQLite sorts BLOB paths.
     static func stored(_ tree: inout StateTree) -> (StoredEntries, [[UInt8]]) {
         let rows = tree.drainStoreChanges().upserts
-            .map { (relativePath: $0.relativePath, record: $0.record) }
+            .map { (relativePath: Array($0.relativePath), record: $0.record) }
             .sorted { $0.relativePath.lexicographicallyPrecedes($1.relativePath) }
         return (StoredEntries(rows), rows.map(\.relativePath))
     }
