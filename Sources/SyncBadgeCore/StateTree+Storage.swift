@@ -120,15 +120,17 @@ extension StateTree {
 
     func child(_ parent: NodeID, _ name: [UInt8]) -> NodeID? { child(parent, name[...]) }
 
-    /// Makes room for `more` children without a rehash on the way (load factor at most 1/2).
+    /// Makes room for `more` children without a rehash on the way (load factor at most 2/3:
+    /// with linear probing and a mixing hash, about two probes to find a name).
     mutating func reserveSlots(_ more: Int) {
-        let needed = (slotsUsed + slotsDeleted + more) * 2
+        let needed = (slotsUsed + slotsDeleted + more) * 3 / 2
         guard needed > slots.count else { return }
         var capacity = max(slots.count, 16)
-        // Mostly deleted slots: a rehash at the same size is enough. At most a third full
+        // Mostly deleted slots: a rehash at the same size is enough. At most half full
         // afterwards, so the next rehash is a sixth of the table's links or frees away, never
-        // one event away.
-        while capacity < (slotsUsed + more) * 3 { capacity *= 2 }
+        // one event away. (A third full, as before, doubled the table for 110,000 entries:
+        // 19 B per entry where 10 do; PERFORMANCE.md, "Memory per entry".)
+        while capacity < (slotsUsed + more) * 2 { capacity *= 2 }
         rehash(capacity)
     }
 
