@@ -35,11 +35,19 @@ enum CLI {
         return poll(&p, 1, 0) == 1 && p.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0
     }
 
-    static var cwd: [UInt8] { Array(FileManager.default.currentDirectoryPath.utf8) }
+    /// The current directory, from getcwd(3): not FileManager, whose set-up was 4% of a
+    /// one-shot `syncbadge status` (PERFORMANCE.md).
+    static var cwd: [UInt8] {
+        guard let p = getcwd(nil, 0) else { return [PathBytes.slash] }
+        defer { free(p) }
+        return Array(UnsafeRawBufferPointer(start: p, count: strlen(p)))
+    }
 
-    /// A path argument made absolute against the current directory.
+    /// A path argument made absolute against the current directory (asked only for a
+    /// relative one).
     static func absolute(_ arg: String) -> [UInt8] {
-        PathBytes.absolute(Array(arg.utf8), cwd: cwd)
+        let bytes = Array(arg.utf8)
+        return PathBytes.absolute(bytes, cwd: bytes.first == PathBytes.slash ? [] : cwd)
     }
 
     /// Runs a request; a server error ends the program with the path and the reason.
