@@ -77,10 +77,10 @@ extension StateTree {
     // MARK: The child table
 
     /// Not `Hasher`: SipHash was a third of a `STATUS` lookup's time (PERFORMANCE.md,
-    /// "Pipelined STATUS"). Eight bytes per multiply, from a seed drawn per tree, then a final
-    /// mix so that the low bits the mask keeps depend on every byte. Not collision-proof
-    /// against names chosen for it as SipHash is; the only one who names files under a root is
-    /// its owner, whose own daemon it is.
+    /// "Pipelined STATUS"). Eight bytes per multiply, from a seed drawn per tree (so that names
+    /// chosen elsewhere, by a sync engine's peers say, cannot be made to collide without it),
+    /// then a final mix so that the low bits the mask keeps depend on every byte. Weaker than
+    /// SipHash against a determined attacker; the defence is the seed.
     func slotHash(_ parent: NodeID, _ name: ArraySlice<UInt8>) -> Int {
         var h = hashSeed ^ (UInt64(UInt32(bitPattern: parent)) &* 0x9E37_79B9_7F4A_7C15)
         name.withUnsafeBytes { raw in

@@ -70,6 +70,8 @@ public struct StoreChanges: Sendable {
         mutating func reserveRows(_ n: Int) { rows.reserveCapacity(n) }
 
         public mutating func removeAll(where drop: (Upsert) -> Bool) {
+            // A kept batch of a whole registration is copied only when it has rows to drop.
+            guard contains(where: drop) else { return }
             var kept = Upserts()
             for u in self where !drop(u) { kept.append(u) }
             self = kept

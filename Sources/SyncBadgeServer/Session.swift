@@ -62,7 +62,9 @@ final class Session: ChannelInboundHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is LineFrameDecoder.LineTooLong {
-            receive(.tooLong)
+            // At once, not behind a request that waits for a scan or a commit (PROTOCOL.md: as
+            // soon as the daemon holds more than that without an LF); what queued is dropped.
+            bye("too-long")
         } else {
             context.fireUserInboundEventTriggered(event)
         }

@@ -45,8 +45,6 @@ struct SetPipeline<Group, Waiter> {
     /// Of those, the ones that ended, stored or not (`STATS commits-done`): equal to `commits`
     /// once nothing is being written.
     private(set) var commitsDone = 0
-    /// The batches being written hold something.
-    private var inFlightCounts = false
 
     // MARK: Barrier
 
@@ -111,8 +109,7 @@ struct SetPipeline<Group, Waiter> {
         let told = waiters
         waiters = []
         inFlight = true
-        inFlightCounts = !batches.isEmpty
-        if inFlightCounts { commits += 1 }
+        if !batches.isEmpty { commits += 1 }
         return (batches, told)
     }
 
@@ -131,8 +128,7 @@ struct SetPipeline<Group, Waiter> {
     /// The commit of `batches` ended.
     mutating func finished(_ batches: [StoreChanges], succeeded: Bool) -> (next: AfterCommit, health: Health) {
         inFlight = false
-        if inFlightCounts { commitsDone += 1 }
-        inFlightCounts = false
+        if !batches.isEmpty { commitsDone += 1 }
         var health = Health.unchanged
         if succeeded {
             if !unstored.isEmpty { health = .recovered }

@@ -7,7 +7,8 @@ import SyncBadgeCore
 /// wanted or the file system does not fill `d_type`), never following links.
 enum DirectoryScanner {
     static let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
-    static let nameCapacity = MemoryLayout<dirent>.size - nameOffset
+    /// `d_name`'s 256 bytes (the struct's size counts padding too).
+    static let nameCapacity = 256
     /// Scans below `top`. `enter` is called for every directory (the top one included) before
     /// it is read, so a watch added there misses nothing; it receives the directory's path, the
     /// index of its scan entry (-1 for `top`) and its parent's index (-1 for `top`'s children).
@@ -24,7 +25,8 @@ enum DirectoryScanner {
                 // its one buffer, with no array per name on the way.
                 let namePointer = UnsafeRawPointer(ent) + Self.nameOffset
                 let name = UnsafeBufferPointer(start: namePointer.assumingMemoryBound(to: UInt8.self),
-                                               count: strnlen(namePointer.assumingMemoryBound(to: CChar.self), Self.nameCapacity))
+                                               count: strnlen(namePointer.assumingMemoryBound(to: CChar.self),
+                                                              min(Self.nameCapacity, Int(ent.pointee.d_reclen) - Self.nameOffset)))
                 if name.elementsEqual([0x2E]) || name.elementsEqual([0x2E, 0x2E]) { continue }
                 var kind: EntryKind
                 switch Int32(ent.pointee.d_type) {

@@ -38,7 +38,11 @@ enum CLI {
     /// The current directory, from getcwd(3): not FileManager, whose set-up was 4% of a
     /// one-shot `syncbadge status` (PERFORMANCE.md).
     static var cwd: [UInt8] {
-        guard let p = getcwd(nil, 0) else { return [PathBytes.slash] }
+        guard let p = getcwd(nil, 0) else {
+            // A relative path cannot be resolved: asking about `/name` would answer the wrong
+            // question (the directory was deleted, or cannot be read).
+            fail("cannot read the current directory: \(String(cString: strerror(errno)))")
+        }
         defer { free(p) }
         return Array(UnsafeRawBufferPointer(start: p, count: strlen(p)))
     }

@@ -29,6 +29,8 @@ import Testing
             #expect(u.root == b("/r/root"))
             let id = u.relativePath.isEmpty ? t.find(b("/r/root")) : t.find(b("/r/root/") + u.relativePath)
             #expect(id != nil && t.relativePath(id!) == Array(u.relativePath))
+            // Each path with its own record.
+            #expect(id.map { t.record($0) } == u.record, "\(text(Array(u.relativePath)))")
             got.insert(Array(u.relativePath))
         }
         #expect(got == Set([[], b("a"), b("d"), b("d/x"), b("d/e"), b("d/e/z")]))

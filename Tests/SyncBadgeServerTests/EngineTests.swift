@@ -219,4 +219,16 @@ import SyncBadgeWatcher
         let viewer = try h.connect()
         #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a syncing") == true)
     }
+
+    /// PROTOCOL.md: as soon as the daemon holds a too-long line it says `* BYE too-long` and
+    /// closes, even while an earlier request of that connection still waits (here for a scan).
+    @Test func aTooLongLineEndsTheConnectionAtOnceBehindAWaitingRequest() throws {
+        let h = try EngineHarness()
+        let admin = try h.connect(role: "admin")
+        let tag = admin.send("ADD-ROOT /r")
+        #expect(h.watcher.lastAddRootToken != nil && admin.answer(tag).isEmpty)
+        admin.channel.pipeline.fireUserInboundEventTriggered(LineFrameDecoder.LineTooLong())
+        #expect(admin.pushes().last == "BYE too-long")
+        #expect(!admin.channel.isActive)
+    }
 }
