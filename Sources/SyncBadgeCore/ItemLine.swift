@@ -4,7 +4,7 @@
 /// `ItemView.wireLine`; both therefore say the same bytes.
 public enum ItemLine {
     /// `pathIsPlain`: the path is printable ASCII without `%`, so its encoding is itself (a
-    /// path taken from a request that `PathBytes.plainField` accepted).
+    /// path taken from a request that `PathBytes.plainPath` accepted).
     public static func append(head: ArraySlice<UInt8>, path: ArraySlice<UInt8>, pathIsPlain: Bool = false,
                               state: SyncState, badge: String,
                               kind: EntryKind, progress: UInt8?, message: String?, gen: UInt64,

@@ -1,12 +1,5 @@
 import NIOCore
 
-/// One framed input unit, as a session queues it: a line without its LF, or the news that the
-/// peer sent too much without one.
-enum Frame {
-    case line(ByteBuffer)
-    case tooLong
-}
-
 /// Splits input at LF: each line goes on as a `ByteBuffer` without its LF. A peer holding more
 /// than `maxLineLength` bytes without an LF gets a `LineTooLong` user event once, after the lines
 /// before it, and nothing after it is decoded (the connection is closed).

@@ -29,7 +29,8 @@ final class Session: ChannelInboundHandler {
     var toolbar: ToolbarItem?
 
     private var out: ByteBuffer
-    private var queued: [Frame] = []
+    /// Lines received while a request waits, in order.
+    private var queued: [ByteBuffer] = []
     private var queuedHead = 0
     private var waiting = false
     private(set) var isClosing = false
@@ -57,7 +58,12 @@ final class Session: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        receive(.line(unwrapInboundIn(data)))
+        let line = unwrapInboundIn(data)
+        if waiting || queuedHead < queued.count {
+            queued.append(line)
+            return
+        }
+        process(line)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -68,14 +74,6 @@ final class Session: ChannelInboundHandler {
         } else {
             context.fireUserInboundEventTriggered(event)
         }
-    }
-
-    private func receive(_ frame: Frame) {
-        if waiting || queuedHead < queued.count {
-            queued.append(frame)
-            return
-        }
-        process(frame)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -118,27 +116,22 @@ final class Session: ChannelInboundHandler {
 
     // MARK: Requests
 
-    private func process(_ frame: Frame) {
+    private func process(_ line: ByteBuffer) {
         guard !isClosing else { return }
-        switch frame {
-        case .tooLong:
-            bye("too-long")
-        case .line(let buffer):
-            if role != nil && engine.fastStatus(buffer, self) { return }
-            switch WireParser.parse(buffer.readableBytesView) {
-            case .empty:
-                return
-            case .badTag:
-                bye("bad-request")
-            case .malformed(let tag):
-                error(tag, "bad-request")
-            case .request(let request):
-                if request.verb == Verb.set.rawValue && role == .provider {
-                    // Pipelined SETs share one barrier and one commit.
-                    waiting = !engine.handleSets([request] + takeQueuedSets(), from: self)
-                } else if !engine.handle(request, from: self) {
-                    waiting = true
-                }
+        if role != nil && engine.fastStatus(line, self) { return }
+        switch WireParser.parse(line.readableBytesView) {
+        case .empty:
+            return
+        case .badTag:
+            bye("bad-request")
+        case .malformed(let tag):
+            error(tag, "bad-request")
+        case .request(let request):
+            if request.verb == Verb.set.rawValue && role == .provider {
+                // Pipelined SETs share one barrier and one commit.
+                waiting = !engine.handleSets([request] + takeQueuedSets(), from: self)
+            } else if !engine.handle(request, from: self) {
+                waiting = true
             }
         }
     }
@@ -146,8 +139,8 @@ final class Session: ChannelInboundHandler {
     /// The `SET` requests queued next, up to the first line that is something else.
     private func takeQueuedSets() -> [WireRequest] {
         var sets: [WireRequest] = []
-        while queuedHead < queued.count, case .line(let buffer) = queued[queuedHead],
-              case .request(let r) = WireParser.parse(buffer.readableBytesView), r.verb == Verb.set.rawValue {
+        while queuedHead < queued.count,
+              case .request(let r) = WireParser.parse(queued[queuedHead].readableBytesView), r.verb == Verb.set.rawValue {
             sets.append(r)
             queuedHead += 1
         }
@@ -158,9 +151,9 @@ final class Session: ChannelInboundHandler {
     func resume() {
         waiting = false
         while !waiting && !isClosing && queuedHead < queued.count {
-            let frame = queued[queuedHead]
+            let line = queued[queuedHead]
             queuedHead += 1
-            process(frame)
+            process(line)
         }
         if queuedHead == queued.count {
             queued.removeAll(keepingCapacity: true)
