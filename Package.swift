@@ -128,7 +128,7 @@ let package = Package(
             dependencies: ["SyncBadgeWatcher", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
-        .testTarget(name: "SyncBadgeStoreTests", dependencies: ["SyncBadgeStore"], swiftSettings: strict),
+        .testTarget(name: "SyncBadgeStoreTests", dependencies: ["SyncBadgeStore", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         .testTarget(
             name: "SyncthingAdapterTests",
             dependencies: [

@@ -32,13 +32,13 @@ def path_of(root, i):
 
 
 def stored_identity(db, root, path):
-    """The identity the store recorded for `path` (sqlite3 CLI), for failure reports."""
+    """The identity digest the store recorded for `path` (sqlite3 CLI), for failure reports."""
     import shutil
     if not shutil.which("sqlite3"):
         return "?"
     rel = os.path.relpath(path, root).encode().hex()
     r = subprocess.run(["sqlite3", "-readonly", db,
-                        f"select gen, inode, size, mtimeNs, ctimeNs, state from entry where path = X'{rel}'"],
+                        f"select gen, identity, state from entry where path = X'{rel}'"],
                        capture_output=True, text=True, timeout=30)
     return r.stdout.strip() or r.stderr.strip()
 

@@ -1,13 +1,13 @@
 /// Everything the daemon keeps about one path.
 public struct EntryRecord: Sendable, Equatable {
     // Stored fields are ordered largest first: Swift lays a struct out in declaration order,
-    // and every entry of the tree holds one of these (54 bytes rather than 96).
+    // and every entry of the tree holds one of these (30 bytes, 32 in an array).
     public var gen: UInt64
     /// A provider's message and badge override, which few entries have: out of line, so that
     /// the others pay 8 bytes for them and not 32.
     private var notes: Notes?
-    /// The file's identity when it became `synced`.
-    public var syncedIdentity: FileIdentity?
+    /// The digest of the file's identity when it became `synced`.
+    public var syncedIdentity: FileIdentity.Digest?
     public var kind: EntryKind
     /// The entry's own state (a directory's roll-up is computed from its counts).
     public var state: SyncState
@@ -61,7 +61,7 @@ public enum StateMachine {
     /// An ignored entry, or a synced file whose identity is the recorded one, does not change.
     public static func localChange(_ r: EntryRecord, kind: EntryKind, identity: FileIdentity?, gens: inout UInt64) -> EntryRecord? {
         if r.state == .ignored { return nil }
-        if r.state == .synced, r.kind == kind, let recorded = r.syncedIdentity, recorded == identity { return nil }
+        if r.state == .synced, r.kind == kind, let recorded = r.syncedIdentity, recorded == identity?.digest { return nil }
         return changed(r, kind: kind, gens: &gens)
     }
 
@@ -69,7 +69,7 @@ public enum StateMachine {
     /// `synced` can tell; without one, the entry keeps what it had.
     public static func identityUnchanged(_ r: EntryRecord, identity: FileIdentity?) -> Bool {
         guard r.state == .synced, let recorded = r.syncedIdentity, let identity else { return true }
-        return recorded == identity
+        return recorded == identity.digest
     }
 
     /// The path was deleted or moved away: a `pending` tombstone. Nil when it is ignored,
@@ -153,7 +153,7 @@ extension StateMachine {
         n.progress = req.progress
         n.message = req.message
         n.badge = req.badge
-        n.syncedIdentity = req.state == .synced && !r.isTombstone ? identity : nil
+        n.syncedIdentity = req.state == .synced && !r.isTombstone ? identity?.digest : nil
         return .applied(n)
     }
 }

@@ -46,20 +46,19 @@ extension Store {
             }
         }
         let upsert = try db.cachedStatement(sql: """
-            INSERT INTO entry (rootId, path, kind, state, gen, progress, message, badge, inode, size, mtimeNs, ctimeNs, ruleIgnored)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO entry (rootId, path, kind, state, gen, progress, message, badge, identity, ruleIgnored)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(rootId, path) DO UPDATE SET kind = excluded.kind, state = excluded.state, gen = excluded.gen,
-              progress = excluded.progress, message = excluded.message, badge = excluded.badge, inode = excluded.inode,
-              size = excluded.size, mtimeNs = excluded.mtimeNs, ctimeNs = excluded.ctimeNs, ruleIgnored = excluded.ruleIgnored
+              progress = excluded.progress, message = excluded.message, badge = excluded.badge,
+              identity = excluded.identity, ruleIgnored = excluded.ruleIgnored
             """)
         for u in changes.upserts {
             guard let root = try rootID(u.root, create: true) else { continue }
             let r = u.record
-            let ident = r.syncedIdentity
             try upsert.execute(arguments: [
                 root, Data(u.relativePath), Int(r.kind.rawValue), Int(r.state.rawValue), Int64(bitPattern: r.gen),
                 r.progress.map { Int($0) }, r.message, r.badge,
-                ident.map { Int64(bitPattern: $0.inode) }, ident?.size, ident?.mtimeNs, ident?.ctimeNs, r.ruleIgnored,
+                r.syncedIdentity.map { Int64(bitPattern: $0.bits) }, r.ruleIgnored,
             ])
         }
         try db.execute(
@@ -75,7 +74,7 @@ extension Store {
             var out = StoredEntries()
             guard let rootID = try Int64.fetchOne(db, sql: "SELECT id FROM root WHERE path = ?", arguments: [Data(root)]) else { return out }
             let rows = try Row.fetchCursor(db, sql: """
-                SELECT path, kind, state, gen, progress, message, badge, inode, size, mtimeNs, ctimeNs, ruleIgnored
+                SELECT path, kind, state, gen, progress, message, badge, identity, ruleIgnored
                 FROM entry WHERE rootId = ? ORDER BY path
                 """, arguments: [rootID])
             while let row = try rows.next() {
@@ -84,10 +83,8 @@ extension Store {
                 if !row.hasNull(atIndex: 4) { r.progress = UInt8(clamping: row[4] as Int) }
                 if !row.hasNull(atIndex: 5) { r.message = row[5] as String }
                 if !row.hasNull(atIndex: 6) { r.badge = row[6] as String }
-                if !row.hasNull(atIndex: 7), let inode = row[7] as Int64?, let size = row[8] as Int64?, let m = row[9] as Int64?, let c = row[10] as Int64? {
-                    r.syncedIdentity = FileIdentity(inode: UInt64(bitPattern: inode), size: size, mtimeNs: m, ctimeNs: c)
-                }
-                r.ruleIgnored = row[11]
+                if !row.hasNull(atIndex: 7) { r.syncedIdentity = FileIdentity.Digest(bits: UInt64(bitPattern: row[7] as Int64)) }
+                r.ruleIgnored = row[8]
                 // The path's bytes straight from SQLite's buffer: no Data, no array per row.
                 try row.withUnsafeData(atIndex: 0) { data in
                     out.append(relativePath: data ?? Data(), record: r)

@@ -101,6 +101,21 @@ public final class Store: Sendable {
                 t.primaryKey(["rootId", "path"])
             }
         }
+        // The tree keeps a digest of a synced file's identity, not the four fields
+        // (`FileIdentity.Digest`): the store keeps the same, computed here for a v1 file.
+        m.registerMigration("v2-identity-digest") { db in
+            try db.execute(sql: "ALTER TABLE entry ADD COLUMN identity INTEGER")
+            db.add(function: DatabaseFunction("syncbadge_identity_digest", argumentCount: 4, pure: true) { v in
+                guard let inode = Int64.fromDatabaseValue(v[0]), let size = Int64.fromDatabaseValue(v[1]),
+                      let m = Int64.fromDatabaseValue(v[2]), let c = Int64.fromDatabaseValue(v[3]) else { return nil }
+                let identity = FileIdentity(inode: UInt64(bitPattern: inode), size: size, mtimeNs: m, ctimeNs: c)
+                return Int64(bitPattern: identity.digest.bits)
+            })
+            try db.execute(sql: "UPDATE entry SET identity = syncbadge_identity_digest(inode, size, mtimeNs, ctimeNs) WHERE inode IS NOT NULL")
+            for column in ["inode", "size", "mtimeNs", "ctimeNs"] {
+                try db.execute(sql: "ALTER TABLE entry DROP COLUMN \(column)")
+            }
+        }
         return m
     }
 

@@ -506,10 +506,10 @@ private struct Harness {
             } else if r.gen != m.gen {
                 return Mismatch(field: "gen", path: absPath(k), expected: "unchanged gen=\(m.gen)", actual: "gen=\(r.gen)")
             }
-            if m.kind == .file && m.state == .synced && r.syncedIdentity != m.identity {
+            if m.kind == .file && m.state == .synced && r.syncedIdentity != m.identity?.digest {
                 return Mismatch(field: "recorded identity", path: absPath(k),
-                                expected: m.identity.map(idText) ?? "none",
-                                actual: r.syncedIdentity.map(idText) ?? "none")
+                                expected: m.identity.map { "\(idText($0)) digest=\($0.digest.bits)" } ?? "none",
+                                actual: r.syncedIdentity.map { "digest=\($0.bits)" } ?? "none")
             }
         }
         let (reported, counts) = rollUps()

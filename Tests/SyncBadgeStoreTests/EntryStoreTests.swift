@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Testing
 @testable import SyncBadgeStore
+import GRDB
 import SyncBadgeCore
 
 @Suite struct EntryStoreTests {
@@ -22,7 +23,7 @@ import SyncBadgeCore
         let root: [UInt8] = Array("/r".utf8)
         let store = try Store(directory: d, logger: logger)
         var synced = record(.synced, gen: 7)
-        synced.syncedIdentity = FileIdentity(inode: 42, size: 3, mtimeNs: 1_700_000_000_123_456_789, ctimeNs: 5)
+        synced.syncedIdentity = FileIdentity(inode: 42, size: 3, mtimeNs: 1_700_000_000_123_456_789, ctimeNs: 5).digest
         synced.message = "ok"
         var tomb = record(.pending, gen: 9, kind: .gone)
         tomb.progress = 10
@@ -54,5 +55,36 @@ import SyncBadgeCore
         #expect(try reopened.entries(root: root).map { Array($0.relativePath) } == [[], Array("a-b".utf8), [0xFF, 0x0A]])
         try reopened.removeRoot(root)
         #expect(try reopened.entries(root: root).isEmpty)
+    }
+
+    /// A store written before digests (schema v1, four identity columns) opens with each synced
+    /// entry's digest, so its files stay `synced` across the upgrade when nobody touched them.
+    @Test func aV1StoreKeepsItsIdentitiesAsDigests() throws {
+        let d = dir()
+        defer { try? FileManager.default.removeItem(atPath: d) }
+        try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+        let identity = FileIdentity(inode: 1 << 63 | 42, size: 3, mtimeNs: 1_700_000_000_123_456_789, ctimeNs: -5)
+        do {
+            let v1 = try DatabaseQueue(path: d + "/state.sqlite")
+            try Store.migrator.migrate(v1, upTo: "v1")
+            try v1.write { db in
+                try db.execute(sql: "INSERT INTO root (id, path, ignoreDefaults, addedAt) VALUES (1, X'2F72', 1, CURRENT_TIMESTAMP)")
+                try db.execute(sql: """
+                    INSERT INTO entry (rootId, path, kind, state, gen, inode, size, mtimeNs, ctimeNs) VALUES
+                      (1, X'', ?, ?, 1, NULL, NULL, NULL, NULL),
+                      (1, X'78', ?, ?, 7, ?, ?, ?, ?)
+                    """, arguments: [Int(EntryKind.dir.rawValue), Int(SyncState.unknown.rawValue),
+                                     Int(EntryKind.file.rawValue), Int(SyncState.synced.rawValue),
+                                     Int64(bitPattern: identity.inode), identity.size, identity.mtimeNs, identity.ctimeNs])
+            }
+        }
+        let store = try Store(directory: d, logger: logger)
+        let entries = try store.entries(root: Array("/r".utf8))
+        #expect(entries.map { Array($0.relativePath) } == [[], Array("x".utf8)])
+        #expect(entries[0].record.syncedIdentity == nil)
+        #expect(entries[1].record.syncedIdentity == identity.digest)
+        #expect(entries[1].record.state == .synced && entries[1].record.gen == 7)
+        let columns = try store.db.read { db in try db.columns(in: "entry").map(\.name) }
+        #expect(!columns.contains("inode") && columns.contains("identity"))
     }
 }
