@@ -53,6 +53,8 @@ let package = Package(
             dependencies: [
                 "SyncBadgeCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's own column API, for the restore at start (Store+Entries.swift).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -145,46 +145,82 @@ extension StateTree {
     /// Rebuilds a root from stored entries (in byte order: a directory before everything under
     /// it). Nothing is recorded for the store or for pushes.
     public mutating func restoreRoot(path: [UInt8], entries: StoredEntries, rules: IgnoreRules) {
+        var restore = beginRestore(path: path, rules: rules, entries: entries.count)
+        self.restore(entries, into: &restore)
+        finishRestore(restore)
+    }
+
+    /// A root being rebuilt from stored entries that come in chunks, so that the store can read
+    /// the next chunk while the tree takes this one (`Engine.restoreStoredRoots`).
+    public struct Restore: Sendable {
+        let root: NodeID
+        /// The directories from the root down to the last one restored: each one's relative
+        /// path is a prefix of `chainPath`, `end` bytes long. In byte order an entry's parent
+        /// is nearly always on this chain: no split, no lookup from the root, no hashing. The
+        /// path is a copy, not a place in a chunk, because the chain outlives its chunk.
+        var chainPath: [UInt8] = []
+        var chain: [(end: Int, node: NodeID)]
+        var added: [NodeID] = []
+        var maxGen: UInt64
+
+        mutating func setChainPath(_ path: ArraySlice<UInt8>) {
+            chainPath.removeAll(keepingCapacity: true)
+            chainPath.append(contentsOf: path)
+        }
+
+        init(root: NodeID, gen: UInt64, entries: Int) {
+            self.root = root
+            chain = [(0, root)]
+            maxGen = gen
+            added.reserveCapacity(entries)
+        }
+    }
+
+    /// Starts a root's restore. `entries`, how many are stored, only sizes the reservations.
+    /// Until `finishRestore`, the root's counts are not filled in: nothing may read the tree.
+    public mutating func beginRestore(path: [UInt8], rules: IgnoreRules, entries: Int) -> Restore {
+        recordsForStore = false
+        // Only the root's name is known yet; each chunk reserves its own names.
+        reserve(nodes: entries + 1, nameBytes: path.count)
+        let rootID = allocate(parent: -1, name: path, record: EntryRecord(kind: .dir, state: .unknown, gen: lastGen))
+        roots.append(Root(node: rootID, path: path, rules: rules))
+        recordsForStore = true
+        return Restore(root: rootID, gen: lastGen, entries: entries)
+    }
+
+    /// Adds the next chunk of a root's entries, in byte order after the chunks before it.
+    public mutating func restore(_ entries: StoredEntries, into r: inout Restore) {
         recordsForStore = false
         defer { recordsForStore = true }
-        let rootRecord = entries.first { $0.relativePath.isEmpty }?.record ?? EntryRecord(kind: .dir, state: .unknown, gen: lastGen)
-        // Names only (each path's last component): the reservation is kept for good.
-        reserve(nodes: entries.count + 1, nameBytes: path.count + entries.nameBytes)
-        let rootID = allocate(parent: -1, name: path, record: rootRecord)
-        roots.append(Root(node: rootID, path: path, rules: rules))
+        reserve(nodes: entries.count, nameBytes: entries.nameBytes)
         let bytes = entries.pathBytes
-        // The directories from the root down to the last one restored, each with the end of its
-        // relative path in `bytes` (its start is the entry's). In byte order an entry's parent is
-        // nearly always on this chain: no split, no lookup from the root, no hashing.
-        var chain: [(start: Int, end: Int, node: NodeID)] = [(0, 0, rootID)]
-        var maxGen = rootRecord.gen
-        var added: [NodeID] = []
-        added.reserveCapacity(entries.count)
         var start = 0
         for i in entries.indices {
             let end = entries.pathEnds[i]
             defer { start = end }
-            guard end > start else { continue }  // the root's own row
             let record = entries.records[i]
-            maxGen = max(maxGen, record.gen)
+            r.maxGen = max(r.maxGen, record.gen)
+            guard end > start else {  // the root's own row
+                nodes[Int(r.root)].record = record
+                continue
+            }
             var nameStart = end
             while nameStart > start && bytes[nameStart - 1] != PathBytes.slash { nameStart -= 1 }
-            let parentEnd = nameStart > start ? nameStart - 1 : start  // the parent's path: start..<parentEnd
+            let parentLength = nameStart > start ? nameStart - 1 - start : 0  // the parent's path: start..<start+parentLength
             // Drop chain entries that are not an ancestor directory of this path.
-            while chain.count > 1 {
-                let c = chain[chain.count - 1]
-                let len = c.end - c.start
-                if len <= parentEnd - start && (len == parentEnd - start || bytes[start + len] == PathBytes.slash)
-                    && bytes[c.start..<c.end].elementsEqual(bytes[start..<(start + len)]) { break }
-                chain.removeLast()
+            while r.chain.count > 1 {
+                let len = r.chain[r.chain.count - 1].end
+                if len <= parentLength && (len == parentLength || bytes[start + len] == PathBytes.slash)
+                    && r.chainPath[0..<len].elementsEqual(bytes[start..<(start + len)]) { break }
+                r.chain.removeLast()
             }
-            let deepest = chain[chain.count - 1]
-            var parent = deepest.node
-            let known = deepest.end - deepest.start
-            if known < parentEnd - start {
+            var parent = r.chain[r.chain.count - 1].node
+            let known = r.chain[r.chain.count - 1].end
+            if known < parentLength {
                 // An ancestor the chain left behind (`a`, `a b`, `a/x`): look the rest up.
                 var ok = true
                 var k = start + known + (known == 0 ? 0 : 1)
+                let parentEnd = start + parentLength
                 while k < parentEnd {
                     var j = k
                     while j < parentEnd && bytes[j] != PathBytes.slash { j += 1 }
@@ -192,21 +228,29 @@ extension StateTree {
                         guard let c = child(parent, bytes[k..<j]) else { ok = false; break }
                         parent = c
                         // On the chain again, so its next children need no lookup.
-                        chain.append((start, j, c))
+                        r.setChainPath(bytes[start..<j])
+                        r.chain.append((j - start, c))
                     }
                     k = j + 1
                 }
                 guard ok else { continue }  // its parent was not stored: nothing to hang it on
             }
             let id = allocate(parent: parent, name: bytes[nameStart..<end], record: record)
-            added.append(id)
-            if record.kind == .dir { chain.append((start, end, id)) }
+            r.added.append(id)
+            if record.kind == .dir {
+                r.setChainPath(bytes[start..<end])
+                r.chain.append((end - start, id))
+            }
         }
-        // Counts bottom-up: every entry was added after its parent.
-        for id in added.reversed() {
+    }
+
+    /// Ends a root's restore: every entry's counts into its ancestors.
+    public mutating func finishRestore(_ r: Restore) {
+        // Bottom-up: every entry was added after its parent.
+        for id in r.added.reversed() {
             addCounts(nodes[Int(id)].parent, contribution(id))
         }
-        lastGen = max(lastGen, maxGen)
+        lastGen = max(lastGen, r.maxGen)
         _ = drainChanges()
     }
 }

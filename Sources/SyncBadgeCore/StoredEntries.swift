@@ -24,11 +24,24 @@ public struct StoredEntries: Sendable, RandomAccessCollection {
     public mutating func reserveCapacity(_ n: Int) {
         pathEnds.reserveCapacity(n)
         records.reserveCapacity(n)
+        pathBytes.reserveCapacity(n * 16)
     }
 
     public mutating func append(relativePath: some Sequence<UInt8>, record: EntryRecord) {
         let start = pathBytes.count
         pathBytes.append(contentsOf: relativePath)
+        appended(from: start, record: record)
+    }
+
+    /// The same for bytes in place (SQLite's buffer at start): one copy, not a generic
+    /// iteration per byte across the module boundary.
+    public mutating func append(relativePath: UnsafeRawBufferPointer, record: EntryRecord) {
+        let start = pathBytes.count
+        pathBytes.append(contentsOf: relativePath)
+        appended(from: start, record: record)
+    }
+
+    private mutating func appended(from start: Int, record: EntryRecord) {
         var nameStart = pathBytes.count
         while nameStart > start && pathBytes[nameStart - 1] != PathBytes.slash { nameStart -= 1 }
         nameBytes += pathBytes.count - nameStart

@@ -97,10 +97,8 @@ public final class Daemon {
             if inbox.post(events) { engine.eventLoop.execute { Self.drain(inbox, into: engine) } }
         }
         let watcher = self.watcher
-        try loop.submit {
-            engine.value.watcher = watcher
-            try engine.value.loadStoredRoots()
-        }.wait()
+        try loop.submit { engine.value.watcher = watcher }.wait()
+        try Engine.restoreStoredRoots(engine, store: store)
     }
 
     /// Applies a slice of the watcher's backlog, then yields to the sockets before the next:

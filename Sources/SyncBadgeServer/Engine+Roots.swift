@@ -9,30 +9,62 @@ import SyncBadgeWatcher
 extension Engine {
     // MARK: Registering
 
-    /// Starts watching stored roots after a restart; they answer with `scanning=1` meanwhile.
-    func loadStoredRoots() throws {
+    /// Restores the stored roots at start, before any client connects; they answer with
+    /// `scanning=1` until their rescan ends. The store's reads run on the calling thread and the
+    /// tree's fill on the engine's loop, one chunk at a time, so that the two overlap
+    /// (PERFORMANCE.md, "Start-up").
+    static func restoreStoredRoots(_ engine: NIOLoopBound<Engine>, store: any StateStore, chunk: Int = 8_192) throws {
+        let loop = engine.eventLoop
         for stored in try store.roots() {
-            let entries = try store.entries(root: stored.path)
-            logger.info("loaded stored states", metadata: ["root": "\(PathBytes.display(stored.path))", "entries": "\(entries.count)"])
-            beginRoot(stored.path, ignoreDefaults: stored.ignoreDefaults,
-                      scan: .init(client: nil, tag: "", restored: !entries.isEmpty), entries: entries)
+            let count = try store.entryCount(root: stored.path)
+            guard count > 0 else {
+                try loop.submit {
+                    engine.value.beginRoot(stored.path, ignoreDefaults: stored.ignoreDefaults,
+                                           scan: .init(client: nil, tag: "", restored: false))
+                }.wait()
+                continue
+            }
+            try loop.submit { engine.value.beginRestoring(stored, entries: count) }.wait()
+            try store.entries(root: stored.path, chunk: chunk) { part in
+                loop.execute { engine.value.restoreChunk(part) }
+            }
+            try loop.submit { engine.value.finishRestoring() }.wait()
         }
     }
 
-    /// Registers a root as `scanning=1` and asks the watcher to watch and scan it. A root
-    /// reloaded at start shows its stored entries until the scan reaches them.
-    func beginRoot(_ path: [UInt8], ignoreDefaults: Bool, scan: RootRegistry<Session>.Scan,
-                   entries: StoredEntries = StoredEntries()) {
-        let token = roots.begin(path, ignoreDefaults: ignoreDefaults, scan: scan)
-        let rules = rules(for: path, file: nil, defaults: ignoreDefaults)
-        if scan.restored {
-            tree.restoreRoot(path: path, entries: entries, rules: rules)
-        } else {
-            tree.addRoot(path: path, scan: ScanTree(), rules: rules)
-        }
+    func beginRestoring(_ stored: StoredRoot, entries: Int) {
+        let (token, rules) = registerRoot(stored.path, ignoreDefaults: stored.ignoreDefaults,
+                                          scan: .init(client: nil, tag: "", restored: true))
+        restoring = (stored.path, token, entries, tree.beginRestore(path: stored.path, rules: rules, entries: entries))
+    }
+
+    func restoreChunk(_ entries: StoredEntries) {
+        tree.restore(entries, into: &restoring!.restore)
+    }
+
+    func finishRestoring() {
+        guard let (path, token, stored, restore) = restoring else { return }
+        restoring = nil
+        tree.finishRestore(restore)
+        logger.info("loaded stored states", metadata: ["root": "\(PathBytes.display(path))", "entries": "\(stored)"])
+        startWatching(path, token: token, identities: true)
+    }
+
+    /// Registers a root as `scanning=1` and asks the watcher to watch and scan it.
+    func beginRoot(_ path: [UInt8], ignoreDefaults: Bool, scan: RootRegistry<Session>.Scan) {
+        let (token, rules) = registerRoot(path, ignoreDefaults: ignoreDefaults, scan: scan)
+        tree.addRoot(path: path, scan: ScanTree(), rules: rules)
+        startWatching(path, token: token, identities: scan.client == nil)
+    }
+
+    private func registerRoot(_ path: [UInt8], ignoreDefaults: Bool, scan: RootRegistry<Session>.Scan) -> (UInt64, IgnoreRules) {
+        (roots.begin(path, ignoreDefaults: ignoreDefaults, scan: scan), rules(for: path, file: nil, defaults: ignoreDefaults))
+    }
+
+    private func startWatching(_ path: [UInt8], token: UInt64, identities: Bool) {
         // Announce before the watcher starts, so the announcement shows no watches yet.
         pushRoot(path)
-        watcher?.addRoot(path, token: token, identities: scan.client == nil)
+        watcher?.addRoot(path, token: token, identities: identities)
     }
 
     func rules(for root: [UInt8], file: [UInt8]?, defaults: Bool) -> IgnoreRules {

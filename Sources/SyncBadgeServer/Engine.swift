@@ -55,6 +55,8 @@ final class Engine {
     /// Set by `shutdown()`: connections closing then release nothing (states are stored as
     /// they are and survive the restart).
     var shuttingDown = false
+    /// The stored root being restored at start, between its chunks (`restoreStoredRoots`).
+    var restoring: (path: [UInt8], token: UInt64, stored: Int, restore: StateTree.Restore)?
 
     init(loop: EventLoop, store: any StateStore, storeRunner: any StoreRunner, files: any FileInspector = DiskFiles(),
          badges: [Badge], privatePaths: [[UInt8]], logger: Logger) throws {

@@ -24,7 +24,9 @@ extension Watcher: WatcherControl {}
 /// The persistent store as the engine uses it.
 protocol StateStore: Sendable {
     func roots() throws -> [StoredRoot]
-    func entries(root: [UInt8]) throws -> StoredEntries
+    func entryCount(root: [UInt8]) throws -> Int
+    /// A root's entries in path order, in chunks of at most `chunk`.
+    func entries(root: [UInt8], chunk: Int, _ body: (StoredEntries) throws -> Void) throws
     func addRoot(_ root: StoredRoot) throws
     func removeRoot(_ path: [UInt8]) throws
     func lastGen() throws -> UInt64

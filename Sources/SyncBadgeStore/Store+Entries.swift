@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import SyncBadgeCore
 
 /// Per-path states: written in batches (group commit), read back at start.
@@ -66,31 +67,62 @@ extension Store {
             arguments: [Int64(bitPattern: changes.lastGen)])
     }
 
-    /// A root's stored entries, parents before children.
-    /// A root's entries in path order (a directory before what is under it), for the restore
-    /// at start: paths in one buffer, no array per row.
+    /// A root's entries in path order (a directory before what is under it): paths in one
+    /// buffer, no array per row.
     public func entries(root: [UInt8]) throws -> StoredEntries {
+        var all = StoredEntries()
+        try entries(root: root, chunk: .max) { all = $0 }
+        return all
+    }
+
+    /// How many entries a root has stored.
+    public func entryCount(root: [UInt8]) throws -> Int {
         try db.read { db in
-            var out = StoredEntries()
-            guard let rootID = try Int64.fetchOne(db, sql: "SELECT id FROM root WHERE path = ?", arguments: [Data(root)]) else { return out }
-            let rows = try Row.fetchCursor(db, sql: """
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM entry JOIN root ON root.id = entry.rootId WHERE root.path = ?",
+                             arguments: [Data(root)]) ?? 0
+        }
+    }
+
+    /// A root's entries in path order, handed to `body` in chunks of at most `chunk` entries,
+    /// for the restore at start: the caller fills the tree with one chunk while this reads the
+    /// next. The columns are read with SQLite's own API on the row GRDB's cursor has stepped
+    /// to: GRDB's `Row` subscripts and a `Data` per path cost more than the query itself at a
+    /// million rows (PERFORMANCE.md, "Start-up").
+    public func entries(root: [UInt8], chunk: Int, _ body: (StoredEntries) throws -> Void) throws {
+        try db.read { db in
+            guard let rootID = try Int64.fetchOne(db, sql: "SELECT id FROM root WHERE path = ?", arguments: [Data(root)]) else { return }
+            let statement = try db.makeStatement(sql: """
                 SELECT path, kind, state, gen, progress, message, badge, identity, ruleIgnored
                 FROM entry WHERE rootId = ? ORDER BY path
-                """, arguments: [rootID])
-            while let row = try rows.next() {
-                guard let kind = EntryKind(rawValue: UInt8(row[1] as Int)), let state = SyncState(rawValue: UInt8(row[2] as Int)) else { continue }
-                var r = EntryRecord(kind: kind, state: state, gen: UInt64(bitPattern: row[3] as Int64))
-                if !row.hasNull(atIndex: 4) { r.progress = UInt8(clamping: row[4] as Int) }
-                if !row.hasNull(atIndex: 5) { r.message = row[5] as String }
-                if !row.hasNull(atIndex: 6) { r.badge = row[6] as String }
-                if !row.hasNull(atIndex: 7) { r.syncedIdentity = FileIdentity.Digest(bits: UInt64(bitPattern: row[7] as Int64)) }
-                r.ruleIgnored = row[8]
-                // The path's bytes straight from SQLite's buffer: no Data, no array per row.
-                try row.withUnsafeData(atIndex: 0) { data in
-                    out.append(relativePath: data ?? Data(), record: r)
+                """)
+            let rows = try Row.fetchCursor(statement, arguments: [rootID])
+            let s = statement.sqliteStatement
+            func isNull(_ column: Int32) -> Bool { sqlite3_column_type(s, column) == SQLITE_NULL }
+            func text(_ column: Int32) -> String? {
+                guard let p = sqlite3_column_text(s, column) else { return nil }
+                return String(decoding: UnsafeBufferPointer(start: p, count: Int(sqlite3_column_bytes(s, column))), as: UTF8.self)
+            }
+            var out = StoredEntries()
+            out.reserveCapacity(min(chunk, 1 << 16))
+            while try rows.next() != nil {
+                guard let kind = EntryKind(rawValue: UInt8(truncatingIfNeeded: sqlite3_column_int64(s, 1))),
+                      let state = SyncState(rawValue: UInt8(truncatingIfNeeded: sqlite3_column_int64(s, 2))) else { continue }
+                var r = EntryRecord(kind: kind, state: state, gen: UInt64(bitPattern: sqlite3_column_int64(s, 3)))
+                if !isNull(4) { r.progress = UInt8(clamping: sqlite3_column_int64(s, 4)) }
+                if !isNull(5) { r.message = text(5) }
+                if !isNull(6) { r.badge = text(6) }
+                if !isNull(7) { r.syncedIdentity = FileIdentity.Digest(bits: UInt64(bitPattern: sqlite3_column_int64(s, 7))) }
+                r.ruleIgnored = sqlite3_column_int64(s, 8) != 0
+                // The blob's pointer comes before its length, as SQLite asks; an empty blob is NULL.
+                let path = sqlite3_column_blob(s, 0)
+                out.append(relativePath: UnsafeRawBufferPointer(start: path, count: Int(sqlite3_column_bytes(s, 0))), record: r)
+                if out.count >= chunk {
+                    try body(out)
+                    out = StoredEntries()
+                    out.reserveCapacity(chunk)
                 }
             }
-            return out
+            if !out.isEmpty { try body(out) }
         }
     }
 }

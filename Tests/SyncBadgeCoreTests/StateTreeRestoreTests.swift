@@ -39,6 +39,37 @@ import Testing
         #expect(restored.children(restored.find(Self.root)!).count == tree.children(tree.find(Self.root)!).count)
     }
 
+    /// The daemon restores in chunks while the store reads the next (`Engine.restoreStoredRoots`):
+    /// any split gives the tree that one chunk gives, the chain of directories crossing chunks.
+    @Test func aRestoreInChunksBuildsTheSameTree() throws {
+        var tree = StateTree()
+        _ = tree.addRoot(path: Self.root, scan: scan([
+            "a/", "a b/", "a b/in.txt", "a-b/", "a-b/c", "a/x/", "a/x/y.txt", "a/x/deep/", "a/x/deep/er/",
+            "a/x/deep/er/f", "a/\u{e9}.txt", "a/x/deep/er/g", "a/x/z", "z",
+        ]), rules: IgnoreRules())
+        tree.localChange(b("/r/a/x/deep/er/g"), kind: .file)
+        tree.localChange(b("/r/a b/in.txt"), kind: .file)
+        _ = tree.drainChanges()
+        let rows = tree.drainStoreChanges().upserts
+            .map { (relativePath: Array($0.relativePath), record: $0.record) }
+            .sorted { $0.relativePath.lexicographicallyPrecedes($1.relativePath) }
+        #expect(rows.count == 15)
+        for size in 1...rows.count {
+            var restored = StateTree()
+            var restore = restored.beginRestore(path: Self.root, rules: IgnoreRules(), entries: rows.count)
+            for start in stride(from: 0, to: rows.count, by: size) {
+                restored.restore(StoredEntries(Array(rows[start..<min(start + size, rows.count)])), into: &restore)
+            }
+            restored.finishRestore(restore)
+            for rel in rows.map(\.relativePath) {
+                let p = Self.absolute(rel)
+                let id = try #require(restored.find(p), "chunks of \(size): \(text(p)) was not restored")
+                #expect(restored.view(id) == tree.view(try #require(tree.find(p))), "chunks of \(size): \(text(p))")
+            }
+            #expect(restored.liveCount == tree.liveCount, "chunks of \(size)")
+        }
+    }
+
     @Test func aRowWhoseParentWasNotStoredIsLeftOut() throws {
         var rows: [(relativePath: [UInt8], record: EntryRecord)] = [
             ([], EntryRecord(kind: .dir, state: .unknown, gen: 1)),

@@ -25,14 +25,17 @@ import SyncBadgeCore
         var synced = record(.synced, gen: 7)
         synced.syncedIdentity = FileIdentity(inode: 42, size: 3, mtimeNs: 1_700_000_000_123_456_789, ctimeNs: 5).digest
         synced.message = "ok"
+        synced.badge = "custom-é"
         var tomb = record(.pending, gen: 9, kind: .gone)
         tomb.progress = 10
+        var ignored = record(.ignored, gen: 3)
+        ignored.ruleIgnored = true
         var changes = StoreChanges()
         changes.upserts = [
             .init(root: root, relativePath: [], record: record(.unknown, gen: 1, kind: .dir)),
             .init(root: root, relativePath: Array("a".utf8), record: record(.unknown, gen: 1, kind: .dir)),
             .init(root: root, relativePath: Array("a/x".utf8), record: synced),
-            .init(root: root, relativePath: Array("a-b".utf8), record: record(.pending, gen: 3)),
+            .init(root: root, relativePath: Array("a-b".utf8), record: ignored),
             .init(root: root, relativePath: [0xFF, 0x0A], record: tomb),
         ]
         changes.lastGen = 9
@@ -44,6 +47,7 @@ import SyncBadgeCore
         #expect(try reopened.lastGen() == 9)
         let entries = try reopened.entries(root: root)
         #expect(entries.map { Array($0.relativePath) } == [[], Array("a".utf8), Array("a-b".utf8), Array("a/x".utf8), [0xFF, 0x0A]])
+        #expect(entries[2].record == ignored)
         #expect(entries[3].record == synced)
         #expect(entries[4].record == tomb)
 

@@ -52,7 +52,8 @@ final class FakeStore: StateStore {
     let state = Mutex(State())
 
     func roots() throws -> [StoredRoot] { state.withLock { $0.roots } }
-    func entries(root: [UInt8]) throws -> StoredEntries { StoredEntries() }
+    func entryCount(root: [UInt8]) throws -> Int { 0 }
+    func entries(root: [UInt8], chunk: Int, _ body: (StoredEntries) throws -> Void) throws {}
     func addRoot(_ root: StoredRoot) throws { state.withLock { $0.roots.append(root) } }
     func removeRoot(_ path: [UInt8]) throws { state.withLock { $0.roots.removeAll { $0.path == path } } }
     func lastGen() throws -> UInt64 { 0 }
