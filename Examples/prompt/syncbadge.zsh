@@ -32,6 +32,7 @@ zmodload zsh/net/socket zsh/system zsh/datetime 2>/dev/null || {
 typeset -g SYNCBADGE_PROMPT=
 typeset -g _syncbadge_fd=          # the connection
 typeset -g _syncbadge_buf=         # bytes read after the last complete line
+typeset -g _syncbadge_hello=       # HELLO and BADGES of a new connection, sent with the first ask
 typeset -g _syncbadge_epoch=       # the daemon's epoch: a new one drops every cached answer
 typeset -gi _syncbadge_seq=0       # request tags: o<seq> OBSERVE, s<seq> STATUS, u<seq> UNOBSERVE
 typeset -g _syncbadge_dir=         # the directory asked about (wire form); empty: ask again
@@ -39,9 +40,9 @@ typeset -g _syncbadge_observed=    # the directory observed (wire form), for UNO
 typeset -g _syncbadge_state=       # its state (empty: nothing to show)
 typeset -g _syncbadge_counts=      # its counts= option
 typeset -gi _syncbadge_again=0     # a push asked for a new STATUS
-typeset -g _syncbadge_pwd=         # $PWD when last encoded, and its wire form
-typeset -g _syncbadge_pwdenc=
+typeset -gA _syncbadge_wire        # $PWD → its wire form, for the directories visited lately
 typeset -gA _syncbadge_glyph _syncbadge_ascii _syncbadge_color
+typeset -gA _syncbadge_memo        # rendered prompts by what they show; emptied when badges change
 # Used until the daemon's BADGES answer came (the default set).
 typeset -gA _syncbadge_defglyph=(error ✗ conflict ⇄ syncing ⟳ pending ⇡ unknown '?' synced ✓ ignored ⊘)
 typeset -gA _syncbadge_defascii=(error '!' conflict '#' syncing '~' pending + unknown '?' synced = ignored -)
@@ -114,20 +115,8 @@ _syncbadge_close() {
         zle -F $_syncbadge_fd 2>/dev/null
         exec {_syncbadge_fd}>&-
     fi
-    _syncbadge_fd= _syncbadge_buf= _syncbadge_dir= _syncbadge_observed=
+    _syncbadge_fd= _syncbadge_buf= _syncbadge_dir= _syncbadge_observed= _syncbadge_hello=
     _syncbadge_state= _syncbadge_counts= _syncbadge_again=0
-}
-
-# Writes requests; a daemon that went away closes the connection.
-_syncbadge_send() {
-    emulate -L zsh
-    [[ -n $_syncbadge_fd ]] || return 1
-    # A closed socket must not end the shell with SIGPIPE (the trap is restored on return).
-    setopt localoptions localtraps
-    trap '' PIPE
-    syswrite -o $_syncbadge_fd -- "$1" 2>/dev/null && return 0
-    _syncbadge_close
-    return 1
 }
 
 # One line from the daemon: an answer (by its tag) or a push (`*`).
@@ -164,7 +153,7 @@ _syncbadge_line() {
                 if [[ $v == epoch=* && ${v#epoch=} != "$_syncbadge_epoch" ]]; then
                     # Another daemon: nothing cached holds any more.
                     _syncbadge_epoch=${v#epoch=}
-                    _syncbadge_glyph=() _syncbadge_ascii=() _syncbadge_color=()
+                    _syncbadge_glyph=() _syncbadge_ascii=() _syncbadge_color=() _syncbadge_memo=()
                     _syncbadge_state= _syncbadge_counts=
                 fi
             done
@@ -173,6 +162,7 @@ _syncbadge_line() {
         fi ;;
     (b)
         if [[ $f[2] == BADGE ]]; then
+            _syncbadge_memo=()
             for v in $f[4,-1]; do
                 case $v in
                 (glyph=*) _syncbadge_decode ${v#glyph=}; _syncbadge_glyph[$f[3]]=$REPLY ;;
@@ -183,78 +173,81 @@ _syncbadge_line() {
         fi ;;
     (o*)
         [[ $f[2] == ERR && $f[1] == o$_syncbadge_seq ]] && _syncbadge_observed= ;;
-    (s*)
-        [[ $f[1] == s$_syncbadge_seq ]] || return 0
-        case $f[2] in
-        (ITEM)
-            _syncbadge_state=$f[4] _syncbadge_counts=
-            for v in $f[5,-1]; do [[ $v == counts=* ]] && _syncbadge_counts=${v#counts=}; done ;;
-        (ERR) _syncbadge_state= _syncbadge_counts= ;;   # outside, not-found: nothing to show
-        esac ;;
     esac
     return 0
 }
 
-# Reads what is there (waiting at most $2 seconds for it) and handles every complete line.
-# Sets REPLY to 1 when the final line of the answer tagged $1 was among them.
-# Returns 1 once the connection is gone.
+# Reads what is there and handles every complete line; with a tag in $1, goes on reading until
+# the final line of the answer tagged $1 or the time $2 (an EPOCHREALTIME; 0: never waits).
+# Sets REPLY to 1 when that final line came. Returns 1 once the connection is gone.
 _syncbadge_take() {
     emulate -L zsh
-    local want=$1 chunk data line
-    local -a lines
+    local want=$1 chunk data line v
+    local -a lines f
+    local -F left
     REPLY=0
-    sysread -i $_syncbadge_fd -s 65536 -t $2 chunk
-    case $? in
-    (0) ;;
-    (4) return 0 ;;                   # nothing within the time
-    (*) _syncbadge_close; return 1 ;; # end of file or an error: the daemon went away
-    esac
-    data=$_syncbadge_buf$chunk
-    lines=("${(@ps:\n:)data}")
-    _syncbadge_buf=$lines[-1]         # what follows the last LF: a line still coming
-    # OBSERVE's listing (one ITEM per entry) and the OKs of OBSERVE and UNOBSERVE say nothing
-    # the prompt shows: dropped in one pattern match rather than parsed one by one (a zsh
-    # function call is what a prompt after a cd spends its time on; PERFORMANCE.md).
-    lines=("${(@)${(@)lines[1,-2]}:#(o<-> ITEM *|o<-> OK*|u<-> *)}")
-    for line in "${(@)lines}"; do
-        line=${line%$'\r'}
-        [[ -n $line ]] || continue
-        _syncbadge_line "$line" || return 1
-        if [[ -n $want && $line == "$want "(OK|ERR)(| *) ]]; then REPLY=1; fi
+    while true; do
+        (( left = $2 - EPOCHREALTIME ))
+        (( left < 0 )) && left=0
+        sysread -i $_syncbadge_fd -s 65536 -t $left chunk
+        case $? in
+        (0) ;;
+        (4) return 0 ;;                   # nothing within the time
+        (*) _syncbadge_close; return 1 ;; # end of file or an error: the daemon went away
+        esac
+        data=$_syncbadge_buf$chunk
+        lines=("${(@ps:\n:)data}")
+        _syncbadge_buf=$lines[-1]         # what follows the last LF: a line still coming
+        # OBSERVE's listing (one ITEM per entry) and the OKs of OBSERVE and UNOBSERVE say nothing
+        # the prompt shows: dropped in one pattern match rather than parsed one by one. The
+        # answer to the current STATUS is read here, not in a call per line: a zsh function
+        # call is what a prompt after a cd spends its time on (PERFORMANCE.md).
+        lines=("${(@)${(@)lines[1,-2]}:#(o<-> ITEM *|o<-> OK*|u<-> *)}")
+        for line in "${(@)lines}"; do
+            line=${line%$'\r'}
+            case $line in
+            ('') ;;
+            ("s$_syncbadge_seq ITEM "*)
+                f=(${(s: :)line})
+                _syncbadge_state=$f[4] _syncbadge_counts=
+                for v in $f[5,-1]; do [[ $v == counts=* ]] && _syncbadge_counts=${v#counts=}; done ;;
+            ("s$_syncbadge_seq ERR"(| *))
+                _syncbadge_state= _syncbadge_counts= ;|  # outside, not-found: nothing to show
+            ("s$_syncbadge_seq "(OK|ERR)(| *))
+                [[ $want == s$_syncbadge_seq ]] && REPLY=1 ;;
+            (s<->\ *) ;;                  # an older STATUS's answer
+            (*) _syncbadge_line "$line" || return 1 ;;
+            esac
+        done
+        [[ -z $want ]] || (( REPLY )) && return 0
     done
-    return 0
-}
-
-# Reads until the final line of the answer tagged $1, for at most SYNCBADGE_TIMEOUT seconds.
-_syncbadge_wait() {
-    emulate -L zsh
-    local -F timeout=${SYNCBADGE_TIMEOUT:-0.05} left
-    local -F deadline=$(( EPOCHREALTIME + timeout ))
-    while [[ -n $_syncbadge_fd ]]; do
-        (( left = deadline - EPOCHREALTIME ))
-        (( left > 0 )) || return 1
-        _syncbadge_take $1 $left || return 1
-        (( REPLY )) && return 0
-    done
-    return 1
 }
 
 # The current directory's wire form into REPLY: its physical path (the daemon never follows
-# symbolic links), encoded once per directory.
+# symbolic links), encoded once per directory (precmd reads the cache itself: a call costs).
+# A symbolic link on the way that is retargeted later shows once the cache is emptied (64
+# directories) or in a new shell.
 _syncbadge_here() {
     emulate -L zsh
-    if [[ $PWD != "$_syncbadge_pwd" ]]; then
-        _syncbadge_encode ${PWD:A}
-        _syncbadge_pwd=$PWD _syncbadge_pwdenc=$REPLY
-    fi
-    REPLY=$_syncbadge_pwdenc
+    REPLY=$_syncbadge_wire[$PWD]
+    [[ -n $REPLY ]] && return
+    REPLY=${PWD:A}
+    # Most paths are their own wire form: no call to find that out.
+    [[ $REPLY == *[^\!-\~]* || $REPLY == *%* ]] && _syncbadge_encode $REPLY
+    (( ${#_syncbadge_wire} < 64 )) || _syncbadge_wire=()
+    _syncbadge_wire[$PWD]=$REPLY
 }
 
-# Sends UNOBSERVE (the old directory), OBSERVE and STATUS (the current one) in one write.
+# Sends UNOBSERVE (the old directory), OBSERVE and STATUS (the current one) in one write,
+# after a new connection's HELLO and BADGES; a daemon that went away closes the connection.
 # $1: the current directory's wire form, when the caller has it already.
 _syncbadge_ask() {
     emulate -L zsh
-    local dir=$1 req=
+    [[ -n $_syncbadge_fd ]] || return 1
+    # A closed socket must not end the shell with SIGPIPE (the trap is restored on return).
+    setopt localoptions localtraps
+    trap '' PIPE
+    local dir=$1 req=$_syncbadge_hello
     if (( ! $# )); then _syncbadge_here; dir=$REPLY; fi
     (( _syncbadge_seq++ ))
     [[ -n $_syncbadge_observed && $_syncbadge_observed != "$dir" ]] &&
@@ -263,11 +256,13 @@ _syncbadge_ask() {
     # predates it sends the listing, which _syncbadge_read drops.
     [[ $_syncbadge_observed != "$dir" ]] && req+="o$_syncbadge_seq OBSERVE $dir list=0"$'\n'
     req+="s$_syncbadge_seq STATUS $dir"$'\n'
-    _syncbadge_dir=$dir _syncbadge_observed=$dir _syncbadge_again=0
-    _syncbadge_send $req
+    _syncbadge_dir=$dir _syncbadge_observed=$dir _syncbadge_again=0 _syncbadge_hello=
+    syswrite -o $_syncbadge_fd -- "$req" 2>/dev/null && return 0
+    _syncbadge_close
+    return 1
 }
 
-# Opens the connection and pipelines HELLO and BADGES (the caller adds the rest).
+# Opens the connection; HELLO and BADGES go with the first ask, in the same write.
 _syncbadge_connect() {
     emulate -L zsh
     _syncbadge_socket
@@ -275,7 +270,7 @@ _syncbadge_connect() {
     [[ -S $sock ]] || return 1
     zsocket $sock 2>/dev/null || return 1
     _syncbadge_fd=$REPLY
-    _syncbadge_send $'h HELLO proto=1 role=viewer name=zsh-prompt\nb BADGES\n' || return 1
+    _syncbadge_hello=$'h HELLO proto=1 role=viewer name=zsh-prompt\nb BADGES\n'
     zle -F $_syncbadge_fd _syncbadge_ready
 }
 
@@ -307,6 +302,13 @@ _syncbadge_render() {
     integer ascii=0 color=1 n
     [[ $SYNCBADGE_ASCII == 1 ]] && ascii=1
     [[ $SYNCBADGE_COLOR == 0 || -n $NO_COLOR || $TERM == dumb ]] && color=0
+    # The same state, counts and options make the same text: cd back and forth costs no
+    # rendering.
+    local key="$state $_syncbadge_counts $ascii$color$bang"
+    if (( ${+_syncbadge_memo[$key]} )); then
+        SYNCBADGE_PROMPT=$_syncbadge_memo[$key]
+        return
+    fi
     if [[ -n $state && $state != outside ]]; then
         local -A count
         for part in ${(s:,:)_syncbadge_counts}; do count[${part%%:*}]=${part#*:}; done
@@ -323,6 +325,8 @@ _syncbadge_render() {
         fi
     fi
     SYNCBADGE_PROMPT=$out
+    (( ${#_syncbadge_memo} < 64 )) || _syncbadge_memo=()
+    _syncbadge_memo[$key]=$out
 }
 
 # zle -F: the daemon sent something while the line editor waits for a key.
@@ -343,19 +347,25 @@ _syncbadge_ready() {
     fi
 }
 
-# Before every prompt.
+# Before every prompt. In the same directory it only reads what the daemon pushed since the
+# last prompt (never waiting); in another it asks, and the wait for the answer (at most
+# SYNCBADGE_TIMEOUT) reads the pushes too. A connection found gone is opened again once.
 _syncbadge_precmd() {
     emulate -L zsh
-    # What the daemon pushed since the last prompt (never waits).
-    [[ -n $_syncbadge_fd ]] && _syncbadge_take "" 0
-    [[ -n $_syncbadge_fd ]] || _syncbadge_connect
-    if [[ -n $_syncbadge_fd ]]; then
-        _syncbadge_here
-        if [[ $REPLY != "$_syncbadge_dir" ]] || (( _syncbadge_again )); then
-            _syncbadge_state= _syncbadge_counts=
-            _syncbadge_ask $REPLY && _syncbadge_wait s$_syncbadge_seq
+    local dir=$_syncbadge_wire[$PWD]
+    [[ -n $dir ]] || { _syncbadge_here; dir=$REPLY }
+    integer try
+    for try in 1 2; do
+        [[ -n $_syncbadge_fd ]] || _syncbadge_connect || break
+        if [[ $dir == "$_syncbadge_dir" ]] && (( ! _syncbadge_again )); then
+            _syncbadge_take "" 0 || continue
+            [[ $dir == "$_syncbadge_dir" ]] && (( ! _syncbadge_again )) && break
         fi
-    fi
+        _syncbadge_state= _syncbadge_counts=
+        _syncbadge_ask $dir || continue
+        _syncbadge_take s$_syncbadge_seq $(( EPOCHREALTIME + ${SYNCBADGE_TIMEOUT:-0.05} )) || continue
+        break
+    done
     _syncbadge_render
 }
 
