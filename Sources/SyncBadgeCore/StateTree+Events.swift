@@ -131,7 +131,10 @@ extension StateTree {
     public mutating func reconcile(root path: [UInt8], scan: ScanTree) {
         guard let root = root(at: path) else { return }
         var ids = [NodeID](repeating: -1, count: scan.entries.count)
-        var seen = Set<NodeID>([root.node])
+        // By node: a flag per slot of `nodes`, not a Set, which hashed a million inserts and
+        // as many lookups on a rescan at start.
+        var seen = [Bool](repeating: false, count: nodes.count + scan.entries.count)
+        seen[Int(root.node)] = true
         for (i, e) in scan.entries.enumerated() {
             let parent = e.parent < 0 ? root.node : ids[Int(e.parent)]
             let name = scan.name(i)
@@ -142,13 +145,14 @@ extension StateTree {
             } else {
                 ids[i] = upsert(parent: parent, name: Array(name), kind: e.kind, identity: e.identity)
             }
-            seen.insert(ids[i])
+            // New nodes take a freed slot or the next one: never beyond this size.
+            seen[Int(ids[i])] = true
         }
         var vanished: [NodeID] = []
-        for id in subtree(root.node) where !seen.contains(id) && !nodes[Int(id)].record.isTombstone {
+        for id in subtree(root.node) where !seen[Int(id)] && !nodes[Int(id)].record.isTombstone {
             let p = nodes[Int(id)].parent
             // Only the top-most vanished entry: deleting it forgets what was below.
-            if p < 0 || seen.contains(p) { vanished.append(id) }
+            if p < 0 || seen[Int(p)] { vanished.append(id) }
         }
         for id in vanished where nodes[Int(id)].live {
             deleted(self.path(id))

@@ -38,7 +38,7 @@ enum DirectoryScanner {
                 }
                 var ident: FileIdentity? = nil
                 if identities || Int32(ent.pointee.d_type) == Int32(DT_UNKNOWN) {
-                    guard let (k, id) = FileStat.lstat(PathBytes.join(dirPath, name)) else { continue }
+                    guard let (k, id) = FileStat.lstat(in: dirfd(dir), name: namePointer.assumingMemoryBound(to: CChar.self)) else { continue }
                     kind = k
                     ident = identities && k != .dir ? id : nil
                 }

@@ -27,4 +27,12 @@ public enum FileStat {
         guard path.withCString({ Glibc.lstat($0, &st) }) == 0 else { return nil }
         return (kind(ofMode: st.st_mode), identity(of: st))
     }
+
+    /// The same for `name` in the open directory `directory`: no path to build, and the kernel
+    /// looks up one component, not every one from `/` (a rescan asks this of every file).
+    static func lstat(in directory: Int32, name: UnsafePointer<CChar>) -> (kind: EntryKind, identity: FileIdentity)? {
+        var st = stat()
+        guard fstatat(directory, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        return (kind(ofMode: st.st_mode), identity(of: st))
+    }
 }
