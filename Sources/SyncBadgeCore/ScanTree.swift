@@ -79,6 +79,19 @@ public struct ScanTree: Sendable, Equatable {
     public mutating func append(parent: Int32, name: some Collection<UInt8>, kind: EntryKind, identity: FileIdentity? = nil) -> Int32 {
         let start = names.count
         names.append(contentsOf: name)
+        return appended(parent: parent, from: start, kind: kind, identity: identity)
+    }
+
+    /// The same for a name in place (`readdir`'s buffer): one copy, not a generic iteration per
+    /// byte across the module boundary.
+    @discardableResult
+    public mutating func append(parent: Int32, name: UnsafeBufferPointer<UInt8>, kind: EntryKind, identity: FileIdentity? = nil) -> Int32 {
+        let start = names.count
+        names.append(contentsOf: name)
+        return appended(parent: parent, from: start, kind: kind, identity: identity)
+    }
+
+    private mutating func appended(parent: Int32, from start: Int, kind: EntryKind, identity: FileIdentity?) -> Int32 {
         entries.append(Entry(parent: parent, nameStart: UInt32(start), nameCount: UInt32(names.count - start),
                              kind: kind, identity: identity))
         return Int32(entries.count - 1)

@@ -232,7 +232,7 @@ final class WatcherLoop {
     /// Watches `top` and every directory below it, then reads them: anything created before
     /// its directory's watch existed is found by the read.
     func watchAndScan(_ top: [UInt8], parent: Int32, name: [UInt8], root: Int32?, identities: Bool) -> (wd: Int32?, scan: ScanTree) {
-        var wds: [Int32: Int32] = [:]  // scan index → wd
+        var wds: [Int32] = []  // scan index → wd (-1: none), filled as far as the directories go
         var topWd: Int32? = nil
         let scan = DirectoryScanner.scan(top, identities: identities, progress: { n in
             self.logger.info("scanning", metadata: ["path": "\(PathBytes.display(top))", "entries": "\(n)"])
@@ -241,9 +241,10 @@ final class WatcherLoop {
                 topWd = addWatch(path, parent: parent, name: name, root: root)
                 return
             }
-            guard let parentWd = parentIndex < 0 ? topWd : wds[parentIndex] else { return }
+            guard let parentWd = parentIndex < 0 ? topWd : (Int(parentIndex) < wds.count && wds[Int(parentIndex)] >= 0 ? wds[Int(parentIndex)] : nil) else { return }
             if let wd = addWatch(path, parent: parentWd, name: Array(PathBytes.lastComponent(path)), root: root ?? topWd) {
-                wds[index] = wd
+                if wds.count <= Int(index) { wds.append(contentsOf: repeatElement(-1, count: Int(index) + 1 - wds.count)) }
+                wds[Int(index)] = wd
             }
         }
         updateCounts()
