@@ -185,10 +185,16 @@ _syncbadge_take() {
     local want=$1 chunk data line v
     local -a lines f
     local -F left
+    integer late=0
     REPLY=0
     while true; do
         (( left = $2 - EPOCHREALTIME ))
-        (( left < 0 )) && left=0
+        if (( left <= 0 )); then
+            # Past the deadline: one last look at what is there, then no more, however fast
+            # the daemon keeps pushing.
+            (( late++ )) && return 0
+            left=0
+        fi
         sysread -i $_syncbadge_fd -s 65536 -t $left chunk
         case $? in
         (0) ;;

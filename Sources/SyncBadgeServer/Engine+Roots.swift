@@ -12,42 +12,53 @@ extension Engine {
     /// Restores the stored roots at start, before any client connects; they answer with
     /// `scanning=1` until their rescan ends. The store's reads run on the calling thread and the
     /// tree's fill on the engine's loop, one chunk at a time, so that the two overlap
-    /// (PERFORMANCE.md, "Start-up").
+    /// (PERFORMANCE.md, "Start-up"). The watcher starts on the roots once all of them are in:
+    /// nothing it reports may run between the chunks of a root half restored.
     static func restoreStoredRoots(_ engine: NIOLoopBound<Engine>, store: any StateStore, chunk: Int = 8_192) throws {
         let loop = engine.eventLoop
+        var toWatch: [(path: [UInt8], token: UInt64)] = []
         for stored in try store.roots() {
             let count = try store.entryCount(root: stored.path)
             guard count > 0 else {
-                try loop.submit {
-                    engine.value.beginRoot(stored.path, ignoreDefaults: stored.ignoreDefaults,
-                                           scan: .init(client: nil, tag: "", restored: false))
-                }.wait()
+                toWatch.append(try loop.submit { engine.value.beginStoredRoot(stored) }.wait())
                 continue
             }
             try loop.submit { engine.value.beginRestoring(stored, entries: count) }.wait()
             try store.entries(root: stored.path, chunk: chunk) { part in
                 loop.execute { engine.value.restoreChunk(part) }
             }
-            try loop.submit { engine.value.finishRestoring() }.wait()
+            if let started = try loop.submit({ engine.value.finishRestoring() }).wait() { toWatch.append(started) }
         }
+        let roots = toWatch
+        try loop.submit {
+            for r in roots { engine.value.startWatching(r.path, token: r.token, identities: true) }
+        }.wait()
     }
 
-    func beginRestoring(_ stored: StoredRoot, entries: Int) {
+    /// A stored root with no stored entries: registered, to be scanned as a new one is.
+    private func beginStoredRoot(_ stored: StoredRoot) -> (path: [UInt8], token: UInt64) {
+        let (token, rules) = registerRoot(stored.path, ignoreDefaults: stored.ignoreDefaults,
+                                          scan: .init(client: nil, tag: "", restored: false))
+        tree.addRoot(path: stored.path, scan: ScanTree(), rules: rules)
+        return (stored.path, token)
+    }
+
+    private func beginRestoring(_ stored: StoredRoot, entries: Int) {
         let (token, rules) = registerRoot(stored.path, ignoreDefaults: stored.ignoreDefaults,
                                           scan: .init(client: nil, tag: "", restored: true))
         restoring = (stored.path, token, entries, tree.beginRestore(path: stored.path, rules: rules, entries: entries))
     }
 
-    func restoreChunk(_ entries: StoredEntries) {
+    private func restoreChunk(_ entries: StoredEntries) {
         tree.restore(entries, into: &restoring!.restore)
     }
 
-    func finishRestoring() {
-        guard let (path, token, stored, restore) = restoring else { return }
+    private func finishRestoring() -> (path: [UInt8], token: UInt64)? {
+        guard let (path, token, stored, restore) = restoring else { return nil }
         restoring = nil
         tree.finishRestore(restore)
         logger.info("loaded stored states", metadata: ["root": "\(PathBytes.display(path))", "entries": "\(stored)"])
-        startWatching(path, token: token, identities: true)
+        return (path, token)
     }
 
     /// Registers a root as `scanning=1` and asks the watcher to watch and scan it.

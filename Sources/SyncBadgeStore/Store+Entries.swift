@@ -105,8 +105,8 @@ extension Store {
             var out = StoredEntries()
             out.reserveCapacity(min(chunk, 1 << 16))
             while try rows.next() != nil {
-                guard let kind = EntryKind(rawValue: UInt8(truncatingIfNeeded: sqlite3_column_int64(s, 1))),
-                      let state = SyncState(rawValue: UInt8(truncatingIfNeeded: sqlite3_column_int64(s, 2))) else { continue }
+                guard let k = UInt8(exactly: sqlite3_column_int64(s, 1)), let kind = EntryKind(rawValue: k),
+                      let st = UInt8(exactly: sqlite3_column_int64(s, 2)), let state = SyncState(rawValue: st) else { continue }
                 var r = EntryRecord(kind: kind, state: state, gen: UInt64(bitPattern: sqlite3_column_int64(s, 3)))
                 if !isNull(4) { r.progress = UInt8(clamping: sqlite3_column_int64(s, 4)) }
                 if !isNull(5) { r.message = text(5) }

@@ -36,7 +36,14 @@ public final class Store: Sendable {
         }
         self.db = try DatabaseQueue(path: directory + "/state.sqlite", configuration: config)
         self.logger = logger
+        let applied = try db.read { try Self.migrator.appliedIdentifiers($0) }
         try Self.migrator.migrate(db)
+        if applied.contains("v1") && !applied.contains("v2-identity-digest") {
+            // The v1 table's pages went to the free list: give them back to the file system
+            // once (a million entries: about 45 MB, a second or two). Not inside a migration,
+            // which runs in a transaction.
+            try db.vacuum()
+        }
     }
 
     /// Opens the store, moving a corrupt database aside (with a log line) and starting fresh:
@@ -102,19 +109,39 @@ public final class Store: Sendable {
             }
         }
         // The tree keeps a digest of a synced file's identity, not the four fields
-        // (`FileIdentity.Digest`): the store keeps the same, computed here for a v1 file.
+        // (`FileIdentity.Digest`): the store keeps the same, computed here for a v1 file. The
+        // table is copied once (an UPDATE then four DROP COLUMNs would rewrite it five times,
+        // and a million rows that often grow the WAL by as much). GRDB's migrator defers the
+        // foreign key checks to the end, which lets the table be replaced.
         m.registerMigration("v2-identity-digest") { db in
-            try db.execute(sql: "ALTER TABLE entry ADD COLUMN identity INTEGER")
             db.add(function: DatabaseFunction("syncbadge_identity_digest", argumentCount: 4, pure: true) { v in
                 guard let inode = Int64.fromDatabaseValue(v[0]), let size = Int64.fromDatabaseValue(v[1]),
                       let m = Int64.fromDatabaseValue(v[2]), let c = Int64.fromDatabaseValue(v[3]) else { return nil }
                 let identity = FileIdentity(inode: UInt64(bitPattern: inode), size: size, mtimeNs: m, ctimeNs: c)
                 return Int64(bitPattern: identity.digest.bits)
             })
-            try db.execute(sql: "UPDATE entry SET identity = syncbadge_identity_digest(inode, size, mtimeNs, ctimeNs) WHERE inode IS NOT NULL")
-            for column in ["inode", "size", "mtimeNs", "ctimeNs"] {
-                try db.execute(sql: "ALTER TABLE entry DROP COLUMN \(column)")
+            try db.create(table: "entry_v2", options: [.withoutRowID]) { t in
+                t.column("rootId", .integer).notNull().references("root", onDelete: .cascade)
+                t.column("path", .blob).notNull()
+                t.column("kind", .integer).notNull()
+                t.column("state", .integer).notNull()
+                t.column("gen", .integer).notNull()
+                t.column("progress", .integer)
+                t.column("message", .text)
+                t.column("badge", .text)
+                // The digest of the identity recorded when the entry became `synced`.
+                t.column("identity", .integer)
+                t.column("ruleIgnored", .boolean).notNull().defaults(to: false)
+                t.primaryKey(["rootId", "path"])
             }
+            try db.execute(sql: """
+                INSERT INTO entry_v2 (rootId, path, kind, state, gen, progress, message, badge, identity, ruleIgnored)
+                SELECT rootId, path, kind, state, gen, progress, message, badge,
+                       syncbadge_identity_digest(inode, size, mtimeNs, ctimeNs), ruleIgnored
+                FROM entry
+                """)
+            try db.drop(table: "entry")
+            try db.rename(table: "entry_v2", to: "entry")
         }
         return m
     }

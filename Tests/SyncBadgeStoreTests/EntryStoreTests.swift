@@ -90,5 +90,10 @@ import SyncBadgeCore
         #expect(entries[1].record.state == .synced && entries[1].record.gen == 7)
         let columns = try store.db.read { db in try db.columns(in: "entry").map(\.name) }
         #expect(!columns.contains("inode") && columns.contains("identity"))
+        // The old table's pages are back with the file system, not on SQLite's free list.
+        #expect(try store.db.read { db in try Int.fetchOne(db, sql: "PRAGMA freelist_count") } == 0)
+        // The table was replaced: its rows still go with their root.
+        try store.removeRoot(Array("/r".utf8))
+        #expect(try store.db.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM entry") } == 0)
     }
 }
