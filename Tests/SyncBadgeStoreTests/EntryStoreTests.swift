@@ -61,6 +61,35 @@ import SyncBadgeCore
         #expect(try reopened.entries(root: root).isEmpty)
     }
 
+    /// The restore at start reads in chunks: every entry once, in path order, none bigger than
+    /// asked, whatever the split.
+    @Test(arguments: [1, 2, 3, 5, 6, 100])
+    func entriesComeInChunksInPathOrder(_ chunk: Int) throws {
+        let d = dir()
+        defer { try? FileManager.default.removeItem(atPath: d) }
+        let root: [UInt8] = Array("/r".utf8)
+        let store = try Store(directory: d, logger: logger)
+        var changes = StoreChanges()
+        // In byte order, as the store gives them: `-` (0x2D) before `/` (0x2F).
+        let paths = ["", "a", "a-b", "a/x", "b", "b/y"].map { Array($0.utf8) }
+        // Written in reverse: the order read back is the store's, by path.
+        for (i, p) in paths.enumerated().reversed() {
+            changes.upserts.append(.init(root: root, relativePath: p, record: record(.pending, gen: UInt64(i + 1))))
+        }
+        try store.commit(changes)
+        var sizes: [Int] = []
+        var read: [([UInt8], UInt64)] = []
+        try store.entries(root: root, chunk: chunk) { part in
+            sizes.append(part.count)
+            read += part.map { (Array($0.relativePath), $0.record.gen) }
+        }
+        #expect(read.map(\.0) == paths)
+        #expect(read.map(\.1) == Array(1...6).map(UInt64.init))
+        #expect(sizes.allSatisfy { $0 <= chunk } && sizes.dropLast().allSatisfy { $0 == chunk })
+        #expect(sizes.count == (paths.count + chunk - 1) / chunk)
+        #expect(try store.entryCount(root: root) == paths.count)
+    }
+
     /// A store written before digests (schema v1, four identity columns) opens with each synced
     /// entry's digest, so its files stay `synced` across the upgrade when nobody touched them.
     @Test func aV1StoreKeepsItsIdentitiesAsDigests() throws {
