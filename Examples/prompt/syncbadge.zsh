@@ -259,7 +259,7 @@ _syncbadge_ask() {
     [[ -n $_syncbadge_observed && $_syncbadge_observed != "$dir" ]] &&
         req+="u$_syncbadge_seq UNOBSERVE $_syncbadge_observed"$'\n'
     # list=0 (protocol 1.1): the prompt needs the directory, not its listing. A daemon that
-    # predates it sends the listing, which _syncbadge_read drops.
+    # predates it sends the listing, which _syncbadge_take drops.
     [[ $_syncbadge_observed != "$dir" ]] && req+="o$_syncbadge_seq OBSERVE $dir list=0"$'\n'
     req+="s$_syncbadge_seq STATUS $dir"$'\n'
     _syncbadge_dir=$dir _syncbadge_observed=$dir _syncbadge_again=0 _syncbadge_hello=

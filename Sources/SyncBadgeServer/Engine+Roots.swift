@@ -20,14 +20,19 @@ extension Engine {
         for stored in try store.roots() {
             let count = try store.entryCount(root: stored.path)
             guard count > 0 else {
-                toWatch.append(try loop.submit { engine.value.beginStoredRoot(stored) }.wait())
+                let token = try loop.submit {
+                    engine.value.addUnscannedRoot(stored.path, ignoreDefaults: stored.ignoreDefaults,
+                                                  scan: .init(client: nil, tag: "", restored: false))
+                }.wait()
+                toWatch.append((stored.path, token))
                 continue
             }
-            try loop.submit { engine.value.beginRestoring(stored, entries: count) }.wait()
+            let token = try loop.submit { engine.value.beginRestoring(stored, entries: count) }.wait()
             try store.entries(root: stored.path, chunk: chunk) { part in
                 loop.execute { engine.value.restoreChunk(part) }
             }
-            if let started = try loop.submit({ engine.value.finishRestoring() }).wait() { toWatch.append(started) }
+            try loop.submit { engine.value.finishRestoring(stored.path, entries: count) }.wait()
+            toWatch.append((stored.path, token))
         }
         let roots = toWatch
         try loop.submit {
@@ -35,37 +40,36 @@ extension Engine {
         }.wait()
     }
 
-    /// A stored root with no stored entries: registered, to be scanned as a new one is.
-    private func beginStoredRoot(_ stored: StoredRoot) -> (path: [UInt8], token: UInt64) {
-        let (token, rules) = registerRoot(stored.path, ignoreDefaults: stored.ignoreDefaults,
-                                          scan: .init(client: nil, tag: "", restored: false))
-        tree.addRoot(path: stored.path, scan: ScanTree(), rules: rules)
-        return (stored.path, token)
-    }
-
-    private func beginRestoring(_ stored: StoredRoot, entries: Int) {
+    private func beginRestoring(_ stored: StoredRoot, entries: Int) -> UInt64 {
         let (token, rules) = registerRoot(stored.path, ignoreDefaults: stored.ignoreDefaults,
                                           scan: .init(client: nil, tag: "", restored: true))
-        restoring = (stored.path, token, entries, tree.beginRestore(path: stored.path, rules: rules, entries: entries))
+        restoring = tree.beginRestore(path: stored.path, rules: rules, entries: entries)
+        return token
     }
 
     private func restoreChunk(_ entries: StoredEntries) {
-        tree.restore(entries, into: &restoring!.restore)
+        tree.restore(entries, into: &restoring!)
     }
 
-    private func finishRestoring() -> (path: [UInt8], token: UInt64)? {
-        guard let (path, token, stored, restore) = restoring else { return nil }
+    private func finishRestoring(_ path: [UInt8], entries: Int) {
+        guard let restore = restoring else { return }
         restoring = nil
         tree.finishRestore(restore)
-        logger.info("loaded stored states", metadata: ["root": "\(PathBytes.display(path))", "entries": "\(stored)"])
-        return (path, token)
+        logger.info("loaded stored states", metadata: ["root": "\(PathBytes.display(path))", "entries": "\(entries)"])
     }
 
     /// Registers a root as `scanning=1` and asks the watcher to watch and scan it.
     func beginRoot(_ path: [UInt8], ignoreDefaults: Bool, scan: RootRegistry<Session>.Scan) {
+        let token = addUnscannedRoot(path, ignoreDefaults: ignoreDefaults, scan: scan)
+        startWatching(path, token: token, identities: scan.client == nil)
+    }
+
+    /// A root in the registry and the tree with nothing below it yet (a new root, or a stored
+    /// one with no stored entries): the watcher's scan fills it.
+    private func addUnscannedRoot(_ path: [UInt8], ignoreDefaults: Bool, scan: RootRegistry<Session>.Scan) -> UInt64 {
         let (token, rules) = registerRoot(path, ignoreDefaults: ignoreDefaults, scan: scan)
         tree.addRoot(path: path, scan: ScanTree(), rules: rules)
-        startWatching(path, token: token, identities: scan.client == nil)
+        return token
     }
 
     private func registerRoot(_ path: [UInt8], ignoreDefaults: Bool, scan: RootRegistry<Session>.Scan) -> (UInt64, IgnoreRules) {

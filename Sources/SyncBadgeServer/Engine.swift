@@ -56,7 +56,7 @@ final class Engine {
     /// they are and survive the restart).
     var shuttingDown = false
     /// The stored root being restored at start, between its chunks (`restoreStoredRoots`).
-    var restoring: (path: [UInt8], token: UInt64, stored: Int, restore: StateTree.Restore)?
+    var restoring: StateTree.Restore?
 
     init(loop: EventLoop, store: any StateStore, storeRunner: any StoreRunner, files: any FileInspector = DiskFiles(),
          badges: [Badge], privatePaths: [[UInt8]], logger: Logger) throws {
