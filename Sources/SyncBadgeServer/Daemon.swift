@@ -153,9 +153,7 @@ public final class Daemon {
                     }
                     let e = engine.value
                     let session = Session(engine: e, id: e.makeSessionID(), peerPID: cred.pid, allocator: channel.allocator)
-                    try channel.pipeline.syncOperations.addHandlers([
-                        ByteToMessageHandler(LineFrameDecoder()), session,
-                    ])
+                    try channel.pipeline.syncOperations.addHandler(session)
                 }
             }
         let server: Channel

@@ -29,6 +29,9 @@ final class Session: ChannelInboundHandler {
     var toolbar: ToolbarItem?
 
     private var out: ByteBuffer
+    /// Bytes read and not framed yet: the start of a line whose LF has not come.
+    private var inbound: ByteBuffer?
+    private var framer = LineFramer()
     /// Lines received while a request waits, in order.
     private var queued: [ByteBuffer] = []
     private var queuedHead = 0
@@ -57,23 +60,34 @@ final class Session: ChannelInboundHandler {
         engine.sessionClosed(self)
     }
 
+    /// Every complete line of a read is answered here, in one call: no pipeline hop per line.
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let line = unwrapInboundIn(data)
-        if waiting || queuedHead < queued.count {
-            queued.append(line)
-            return
+        var read = unwrapInboundIn(data)
+        guard !isClosing, !framer.failed else { return }
+        if var rest = inbound {
+            inbound = nil
+            // Only a partial line is left over: moved to the front so that the buffer does not
+            // grow by a read's worth each time.
+            rest.discardReadBytes()
+            rest.writeBuffer(&read)
+            read = rest
         }
-        process(line)
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is LineFrameDecoder.LineTooLong {
-            // At once, not behind a request that waits for a scan or a commit (PROTOCOL.md: as
-            // soon as the daemon holds more than that without an LF); what queued is dropped.
-            bye("too-long")
-        } else {
-            context.fireUserInboundEventTriggered(event)
+        while !isClosing, let frame = framer.next(&read) {
+            switch frame {
+            case .line(let line):
+                if waiting || queuedHead < queued.count {
+                    queued.append(line)
+                } else {
+                    process(line)
+                }
+            case .tooLong:
+                // At once, not behind a request that waits for a scan or a commit (PROTOCOL.md:
+                // as soon as the daemon holds more than that without an LF); what queued is
+                // dropped.
+                bye("too-long")
+            }
         }
+        if read.readableBytes > 0 && !isClosing { inbound = read }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {

@@ -227,8 +227,45 @@ import SyncBadgeWatcher
         let admin = try h.connect(role: "admin")
         let tag = admin.send("ADD-ROOT /r")
         #expect(h.watcher.lastAddRootToken != nil && admin.answer(tag).isEmpty)
-        admin.channel.pipeline.fireUserInboundEventTriggered(LineFrameDecoder.LineTooLong())
+        admin.write(String(repeating: "x", count: LineFramer.maxLineLength + 1))
         #expect(admin.pushes().last == "BYE too-long")
         #expect(!admin.channel.isActive)
+    }
+
+    /// The session frames its reads itself: every line of a read is answered, in order, and a
+    /// line cut between reads is answered once its LF comes, whatever the cut.
+    @Test func everyLineOfAReadIsAnsweredAndACutLineWaitsForItsEnd() throws {
+        let h = try EngineHarness()
+        try h.addRoot(files: ["a", "b"])
+        let viewer = try h.connect()
+        // Each line's tag, verb and first word.
+        func heads() -> [String] { viewer.lines().map { $0.split(separator: " ").prefix(3).joined(separator: " ") } }
+        viewer.write("1 STATUS /r/a\n2 STATUS /r/b\n3 PI")
+        #expect(heads() == ["1 ITEM /r/a", "1 OK", "2 ITEM /r/b", "2 OK"])
+        viewer.write("NG\r")
+        #expect(heads() == [])
+        viewer.write("\n\n4 STATUS /r/")
+        #expect(heads() == ["3 OK"])
+        for byte in "a\n5 PING\n".utf8 { viewer.write(String(decoding: [byte], as: UTF8.self)) }
+        #expect(heads() == ["4 ITEM /r/a", "4 OK", "5 OK"])
+    }
+
+    /// Lines read while a request waits (here for a scan) are answered after it, in order, even
+    /// when a line was cut between the reads.
+    @Test func linesBehindAWaitingRequestAreAnsweredInOrder() throws {
+        let h = try EngineHarness()
+        let admin = try h.connect(role: "admin")
+        admin.write("1 ADD-ROOT /r\n2 PING\n3 STA")
+        guard let token = h.watcher.lastAddRootToken else { throw HarnessError("no scan asked for") }
+        admin.write("TUS /r\n")
+        #expect(admin.lines().filter { !$0.hasPrefix("* ") } == [])
+        var scan = ScanTree()
+        scan.append(parent: -1, name: Array("a".utf8), kind: .file)
+        h.engine.apply([.rootAdded(root: Array("/r".utf8), token: token,
+                                   result: .success(RootScan(scan: scan, ignoreFile: nil, watches: 1, degraded: nil)))])
+        h.passBarriers()
+        let lines = admin.lines().filter { !$0.hasPrefix("* ") }
+        #expect(lines.map { $0.split(separator: " ").first! } == ["1", "2", "3", "3"])
+        #expect(lines.last == "3 OK")
     }
 }

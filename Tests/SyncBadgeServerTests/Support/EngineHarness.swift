@@ -149,8 +149,13 @@ final class FakeClient {
     func send(_ request: String) -> String {
         let tag = "t\(nextTag)"
         nextTag += 1
-        try? channel.writeInbound(ByteBuffer(string: "\(tag) \(request)"))
+        write("\(tag) \(request)\n")
         return tag
+    }
+
+    /// Raw bytes, as one read: the session frames them itself.
+    func write(_ bytes: String) {
+        try? channel.writeInbound(ByteBuffer(string: bytes))
     }
 
     private func receive() {

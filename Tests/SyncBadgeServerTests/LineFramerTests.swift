@@ -1,56 +1,40 @@
 import NIOCore
-import NIOEmbedded
 import Testing
 @testable import SyncBadgeCore
 @testable import SyncBadgeServer
 
-/// PROTOCOL.md, "Framing": splitting input into lines, and the 65,536-byte limit.
-@Suite struct LineFrameDecoderTests {
+/// PROTOCOL.md, "Framing": splitting input into lines, and the 65,536-byte limit. The input
+/// gathers in one buffer, as the session gathers its reads.
+@Suite struct LineFramerTests {
     enum Out: Equatable {
         case line([UInt8])
         case tooLong
     }
 
-    /// What the decoder passed on, in order: lines, and the too-long event.
-    final class Recorder: ChannelInboundHandler {
-        typealias InboundIn = ByteBuffer
-        var out: [Out] = []
-
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            var buf = unwrapInboundIn(data)
-            out.append(.line(buf.readBytes(length: buf.readableBytes) ?? []))
-        }
-
-        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-            if event is LineFrameDecoder.LineTooLong { out.append(.tooLong) }
-        }
-    }
-
-    /// An embedded channel decoding lines, with helpers to feed it and read what came out.
-    struct Harness {
-        let recorder = Recorder()
-        let channel: EmbeddedChannel
-
-        init() {
-            channel = EmbeddedChannel()
-            try! channel.pipeline.syncOperations.addHandlers([ByteToMessageHandler(LineFrameDecoder()), recorder])
-        }
+    /// Feeds the framer and records what it gave, in order: lines, and the too-long verdict.
+    final class Harness {
+        var framer = LineFramer()
+        var input = ByteBuffer()
 
         func write(_ bytes: [UInt8]) throws {
-            try channel.writeInbound(channel.allocator.buffer(bytes: bytes))
+            input.writeBytes(bytes)
         }
 
         func write(_ s: String) throws { try write(Array(s.utf8)) }
 
         func read() throws -> [Out] {
-            defer { recorder.out = [] }
-            return recorder.out
+            var out: [Out] = []
+            while let frame = framer.next(&input) {
+                switch frame {
+                case .line(var line): out.append(.line(line.readBytes(length: line.readableBytes) ?? []))
+                case .tooLong: out.append(.tooLong)
+                }
+            }
+            return out
         }
 
-        func finish() throws -> [Out] {
-            _ = try channel.finish(acceptAlreadyClosed: true)
-            return try read()
-        }
+        /// The peer goes away: a last line without LF is not a message.
+        func finish() throws -> [Out] { try read() }
     }
 
     func line(_ s: String) -> Out { .line(Array(s.utf8)) }
