@@ -268,4 +268,30 @@ import SyncBadgeWatcher
         #expect(lines.map { $0.split(separator: " ").first! } == ["1", "2", "3", "3"])
         #expect(lines.last == "3 OK")
     }
+
+    /// A line longer than the limit that arrives in pieces is refused once the pieces add up
+    /// to more than the limit, before its LF comes (PROTOCOL.md, "Framing").
+    @Test func aTooLongLineInPiecesEndsTheConnection() throws {
+        let h = try EngineHarness()
+        let viewer = try h.connect()
+        viewer.write("1 PING\n" + String(repeating: "x", count: 40_000))
+        #expect(viewer.lines() == ["1 OK"])
+        viewer.write(String(repeating: "x", count: LineFramer.maxLineLength - 40_000))
+        #expect(viewer.lines() == [])
+        viewer.write("x")
+        #expect(viewer.lines() == ["* BYE too-long"])
+        // Nothing after it is read.
+        viewer.write("\n2 PING\n")
+        #expect(viewer.lines() == [])
+    }
+
+    /// A client that shuts down its writing side with a line unfinished: the lines before it
+    /// are answered, the unfinished one never is.
+    @Test func aLastLineWithoutLFIsNeverAnswered() throws {
+        let h = try EngineHarness()
+        let viewer = try h.connect()
+        viewer.write("1 PING\n2 PI")
+        viewer.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(viewer.lines() == ["1 OK"])
+    }
 }
