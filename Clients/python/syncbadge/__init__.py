@@ -4,7 +4,10 @@
 - socketpath: where the daemon's socket is (PROTOCOL.md "Transport")
 - connection: HELLO, tagged requests and their answers, pushes, reconnects; blocking, with a
   reader thread, or driven by an event loop
-- provider: requests and pushes of sync engines (CLAIM, SET, CHANGES, menus, ``* ACTION``)
+- provider: requests and pushes of sync engines (CLAIM, UNCLAIM, SET with lease=, CHANGES, menus,
+  ``* ACTION`` and its ANSWER)
+- viewer: actions with the engines' answers, toolbar items (``* TOOLBAR``), and wait(): until
+  paths are synced
 
 See Clients/python/README.md.
 """
@@ -12,13 +15,17 @@ See Clients/python/README.md.
 from .codec import (MAX_REQUEST_LINE, Item, LineBuffer, Message, ProtocolError, Request, decode, encode,
                     format_line, is_id, is_tag, parse_message, parse_request)
 from .connection import MAX_LINE, PROTOCOL_VERSION, Connection, Disconnected, Reply, ServerError
-from .provider import Action, Change, Provider
+from .provider import MAX_LEASE, Action, Change, Provider
 from .socketpath import socket_path
+from .viewer import (ActionFailed, ActionTimeout, NoProvider, Toolbar, Viewer, WaitFailed, WaitState, WaitTimeout,
+                     action_error, answer_of, toolbars_of, wait)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "MAX_LINE", "MAX_REQUEST_LINE", "PROTOCOL_VERSION", "Action", "Change", "Connection", "Disconnected",
-    "Item", "LineBuffer", "Message", "ProtocolError", "Provider", "Reply", "Request", "ServerError",
-    "decode", "encode", "format_line", "is_id", "is_tag", "parse_message", "parse_request", "socket_path",
+    "MAX_LEASE", "MAX_LINE", "MAX_REQUEST_LINE", "PROTOCOL_VERSION", "Action", "ActionFailed", "ActionTimeout",
+    "Change", "Connection", "Disconnected", "Item", "LineBuffer", "Message", "NoProvider", "ProtocolError",
+    "Provider", "Reply", "Request", "ServerError", "Toolbar", "Viewer", "WaitFailed", "WaitState", "WaitTimeout",
+    "action_error", "answer_of", "decode", "encode", "format_line", "is_id", "is_tag", "parse_message",
+    "parse_request", "socket_path", "toolbars_of", "wait",
 ]

@@ -60,7 +60,7 @@ class Reply(object):
     (the ``OK`` or ``ERR`` Message). When the connection closes first, `final` stays None and
     `reason` says why. `on_answer(reply)` is called once either happened."""
 
-    def __init__(self, conn, tag, verb, on_answer=None):
+    def __init__(self, conn, tag, verb, on_answer=None, on_data=None):
         self.conn = conn
         self.tag = tag
         self.verb = verb
@@ -68,6 +68,7 @@ class Reply(object):
         self.final = None
         self.reason = None
         self._on_answer = on_answer
+        self._on_data = on_data
         self._event = threading.Event()
 
     @property
@@ -107,6 +108,14 @@ class Reply(object):
         if self.final.kind != "OK":
             raise ServerError(self)
         return self
+
+    def _data(self, message):
+        self.data.append(message)
+        if self._on_data is not None:
+            try:
+                self._on_data(message)
+            except Exception:
+                LOG.exception("syncbadge: error in the data callback for %s", self.verb)
 
     def _finish(self, final, reason=None):
         self.final = final
@@ -293,25 +302,26 @@ class Connection(object):
 
     # -- requests ---------------------------------------------------------------------
 
-    def send(self, verb, *fields, on_answer=None, **options):
+    def send(self, verb, *fields, on_answer=None, on_data=None, **options):
         """Sends a request without waiting; returns its Reply. Fields are bytes or str (paths,
         states, ids), options keyword arguments (``_`` in a name stands for ``-``; None is
-        left out; True is 1). Raises Disconnected when not connected, ValueError for a field
-        that cannot be sent (codec.format_line)."""
-        return self._send(verb, fields, options, on_answer)
+        left out; True is 1). `on_data(message)` is called for each data line as it is read,
+        in order with the pushes around it. Raises Disconnected when not connected,
+        ValueError for a field that cannot be sent (codec.format_line)."""
+        return self._send(verb, fields, options, on_answer, on_data)
 
     def request(self, verb, *fields, timeout=None, **options):
         """send() and wait for the answer: the Reply for OK; raises as Reply.result()."""
         return self._send(verb, fields, options, None).result(timeout)
 
-    def _send(self, verb, fields, options, on_answer):
+    def _send(self, verb, fields, options, on_answer, on_data=None):
         with self._lock:
             sock = self._sock
             if sock is None:
                 raise Disconnected(self.closed_reason or "not connected")
             tag = str(next(self._tags))
             line = codec.format_line(tag, verb, fields, options)
-            reply = self._pending[tag] = Reply(self, tag, verb, on_answer)
+            reply = self._pending[tag] = Reply(self, tag, verb, on_answer, on_data)
             if not self.threaded:
                 self._out += line
                 error = self._flush_locked()
@@ -469,7 +479,7 @@ class Connection(object):
         elif m.is_final:
             reply._finish(m)
         else:
-            reply.data.append(m)
+            reply._data(m)
 
     # -- pushes -----------------------------------------------------------------------
 

@@ -16,14 +16,24 @@
 
 Every request method sends at once and returns the Reply: requests pipeline, and
 ``.result()`` waits for (and checks) the answer when it matters.
+
+Where the daemon announces ``action-reply`` (PROTOCOL.md "Capabilities of version 1.2"), an
+``* ACTION`` may carry ``reply=<token>`` (``Action.reply``): the client that triggered it waits
+for ``answer(action, message, failed=...)``. ``set("syncing", ..., lease=SECONDS)`` (cap
+``lease``) keeps a ``syncing`` after the connection closes; ``unclaim(root)`` (cap ``unclaim``)
+gives one root up.
 """
 
 import collections
 
-__all__ = ["Provider", "Change", "Action"]
+from . import codec
+
+__all__ = ["Provider", "Change", "Action", "MAX_LEASE"]
+
+MAX_LEASE = 86400           # seconds: the longest lease= the daemon takes (PROTOCOL.md "lease")
 
 _ChangeBase = collections.namedtuple("Change", "path gen what from_path")
-_ActionBase = collections.namedtuple("Action", "id paths target client provider")
+_ActionBase = collections.namedtuple("Action", "id paths target client provider reply", defaults=(None,))
 
 
 class Change(_ChangeBase):
@@ -42,9 +52,11 @@ class Change(_ChangeBase):
 
 
 class Action(_ActionBase):
-    """``* ACTION <action-id> [target=<path>] <path>... from=<client-name>``: a menu item or the
-    toolbar item was triggered. paths (a list) and target (or None) are bytes, client is the
-    triggering client's name, provider the ``provider=`` it addressed (or None)."""
+    """``* ACTION <action-id> [target=<path>] <path>... from=<client-name> [reply=<token>]``: a
+    menu item or the toolbar item was triggered. paths (a list) and target (or None) are bytes,
+    client is the triggering client's name, provider the ``provider=`` it addressed (or None),
+    reply the token to ``ANSWER`` (None when the client did not ask for an answer, or the
+    token is not one the daemon could have sent)."""
 
     __slots__ = ()
 
@@ -53,8 +65,10 @@ class Action(_ActionBase):
         """The Action of a ``* ACTION`` push, or None for any other line."""
         if not message.is_push or message.kind != "ACTION" or not message.fields:
             return None
+        token = message.options.get("reply")
         return cls(message.arg(0), list(message.fields[1:]), message.options.get("target"),
-                   message.opt("from"), message.opt("provider"))
+                   message.opt("from"), message.opt("provider"),
+                   token.decode("ascii") if token is not None and codec.is_tag(token) else None)
 
 
 class Provider(object):
@@ -78,13 +92,44 @@ class Provider(object):
         """``CHANGES <root>``: every pending path (Reply.items), tombstones included."""
         return self.conn.send("CHANGES", root, on_answer=on_answer)
 
+    def unclaim(self, root, on_answer=None):
+        """``UNCLAIM <root>`` (cap ``unclaim``): gives up this connection's claim of one root; its
+        menus, toolbar and actions stop applying there, and the ``syncing`` states this
+        connection set under it without a lease are released. ``ERR not-found`` when this
+        connection does not hold the claim."""
+        return self.conn.send("UNCLAIM", root, on_answer=on_answer)
+
     def set(self, state, path, gen=None, progress=None, message=None, badge=None, recursive=False,
-            on_answer=None):
-        """``SET <state> <path> [gen=] [progress=] [message=] [badge=] [recursive=1]``. The
-        answer is ``OK gen=<current>``, with ``stale=1`` when `gen` was older than the path's
-        (nothing changed): ``reply.final.opt("stale") == "1"``."""
+            lease=None, on_answer=None):
+        """``SET <state> <path> [gen=] [progress=] [message=] [badge=] [recursive=1] [lease=]``.
+        The answer is ``OK gen=<current>``, with ``stale=1`` when `gen` was older than the path's
+        (nothing changed): ``reply.final.opt("stale") == "1"``.
+
+        `lease` (seconds, 1 to MAX_LEASE; cap ``lease``) keeps a ``syncing`` after this
+        connection closes, until the lease runs out or a later SET; it raises ValueError for
+        another state, where the daemon would ignore it, and for a value out of range."""
+        if lease is not None:
+            if isinstance(lease, bool) or not isinstance(lease, int) or not 1 <= lease <= MAX_LEASE:
+                raise ValueError("lease is whole seconds from 1 to %d, not %r" % (MAX_LEASE, lease))
+            if state != "syncing":
+                raise ValueError("a lease holds a syncing state, not %r" % (state,))
         return self.conn.send("SET", state, path, on_answer=on_answer, gen=gen, progress=progress,
-                              message=message, badge=badge, recursive=True if recursive else None)
+                              message=message, badge=badge, recursive=True if recursive else None,
+                              lease=lease)
+
+    def answer(self, action, message=None, failed=False, on_answer=None):
+        """``ANSWER <token> [message=<text>] [failed=1]`` (cap ``action-reply``): the answer the
+        client that triggered the action gets (``OK message=``, or ``ERR failed`` with `failed`).
+        `action` is an Action or its token; an Action that asked for no answer (``reply`` None)
+        sends nothing and returns None. The daemon answers ``ERR not-found`` for a token that
+        is unknown, already answered or expired (after 10 seconds)."""
+        token = action.reply if isinstance(action, Action) else action
+        if token is None:
+            return None
+        if not codec.is_tag(token):
+            raise ValueError("not a reply token: %r" % (token,))
+        return self.conn.send("ANSWER", token, on_answer=on_answer, message=message,
+                              failed=True if failed else None)
 
     def define_menu(self, kind, action_id, title, states=None, enabled=True, on_answer=None):
         """``DEFINE-MENU <kind> <action-id> title= [states=a,b] [enabled=0]``; kind is

@@ -19,6 +19,7 @@ if sys.path[0] != CLIENT:
 Encode = collections.namedtuple("Encode", "line input output note")
 Decode = collections.namedtuple("Decode", "line input output note")     # output None: an error
 Socket = collections.namedtuple("Socket", "line explicit syncbadge_socket xdg_runtime_dir uid output note")
+Line = collections.namedtuple("Line", "line raw head word fields options note")   # options: [(key, bytes)]
 
 
 def _bytes(cell):
@@ -31,9 +32,9 @@ def _optional(cell):
 
 
 def load(path=WIRE_TSV):
-    """{"encode": [Encode], "decode": [Decode], "socket": [Socket]}; kinds it does not know are
-    skipped, as the README says."""
-    cases = {"encode": [], "decode": [], "socket": []}
+    """{"encode": [Encode], "decode": [Decode], "socket": [Socket], "line": [Line]}; kinds it
+    does not know are skipped, as the README says."""
+    cases = {"encode": [], "decode": [], "socket": [], "line": []}
     with open(path, "rb") as f:
         for number, raw in enumerate(f, 1):
             line = raw.decode("ascii").rstrip("\n")
@@ -51,4 +52,11 @@ def load(path=WIRE_TSV):
                 _, explicit, env_socket, env_runtime, uid, out, note = cells
                 cases[kind].append(Socket(number, _optional(explicit), _optional(env_socket),
                                           _optional(env_runtime), int(uid), _bytes(out).decode("ascii"), note))
+            elif kind == "line":
+                _, raw, head, word, fields, options, note = cells
+                fields = [] if fields == "-" else [_bytes(f) for f in fields.split(",")]
+                options = [] if options == "-" else [(k, _bytes(v)) for k, _, v in
+                                                     (o.partition("=") for o in options.split(","))]
+                cases[kind].append(Line(number, _bytes(raw), _bytes(head).decode("ascii"),
+                                        _bytes(word).decode("ascii"), fields, options, note))
     return cases
