@@ -1,0 +1,89 @@
+// One connection to syncbadged over QLocalSocket, never blocking the event loop: HELLO, requests
+// with callbacks (answers come in order), pushes, reconnection with backoff (0.25 s doubling up
+// to 5 s) and the daemon's epoch. Both plugins use it; each holds one for the process.
+#pragma once
+
+#include "wire.h"
+
+#include <QElapsedTimer>
+#include <QHash>
+#include <QLocalSocket>
+#include <QObject>
+#include <QSet>
+#include <QTimer>
+
+#include <functional>
+
+namespace SyncBadge {
+
+void log(const QString &message);       // "syncbadge: <message>" on stderr
+void debug(const QString &message);     // the same, only with SYNCBADGE_DEBUG=1
+bool debugEnabled();
+
+struct Reply {
+    QVector<Message> lines;   // the data lines
+    Message final;            // OK or ERR; kind "CLOSED" when the connection went first
+    bool ok() const { return final.kind == "OK"; }
+    QString code() const { return final.kind == "CLOSED" ? QStringLiteral("closed") : final.code(); }
+};
+using Callback = std::function<void(const Reply &)>;
+
+class Connection : public QObject {
+    Q_OBJECT
+public:
+    Connection(const QByteArray &role, const QByteArray &name, QObject *parent = nullptr);
+    ~Connection() override;
+
+    // Connects now and whenever the connection is lost, with backoff.
+    void start();
+    bool ready() const { return m_ready; }
+    QByteArray path() const { return m_path; }
+    QByteArray epoch() const { return m_epoch; }
+    bool hasCap(const QByteArray &cap) const { return m_caps.contains(cap); }
+
+    // Sends a request once HELLO was answered; returns its tag number, or 0 when not ready.
+    int send(const QByteArray &verb, const QVector<QByteArray> &fields, const Options &options = {}, Callback callback = {});
+    // Blocks at most `msec` for the answer of request `tag` (menus may wait that long, the
+    // event loop does not run meanwhile). True when it was answered.
+    bool wait(int tag, int msec);
+    bool answered(int tag) const { return tag != 0 && !m_pending.contains(tag); }
+
+Q_SIGNALS:
+    // HELLO was answered; `newEpoch`: another daemon than before (or the first).
+    void hello(bool newEpoch);
+    void push(const SyncBadge::Message &message);
+    void closed(const QString &reason);
+
+private:
+    void connectNow();
+    void onConnected();
+    void onReadyRead();
+    void onError(QLocalSocket::LocalSocketError error);
+    void onDisconnected();
+    void lost(const QString &reason);
+    void handle(const QByteArray &line);
+
+    struct Pending {
+        Reply reply;
+        Callback callback;
+    };
+
+    QByteArray m_role;
+    QByteArray m_name;
+    QByteArray m_path;
+    QLocalSocket *m_socket = nullptr;
+    LineBuffer m_buffer;
+    QHash<int, Pending> m_pending;
+    QVector<int> m_order;       // tags awaiting an answer, oldest first
+    int m_nextTag = 1;
+    int m_helloTag = 0;
+    bool m_ready = false;
+    bool m_saidDown = false;
+    QByteArray m_epoch;
+    QSet<QByteArray> m_caps;
+    int m_backoff = 250;
+    QTimer m_retry;
+    QTimer m_helloTimer;
+};
+
+}  // namespace SyncBadge
