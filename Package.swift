@@ -21,6 +21,7 @@ let package = Package(
         .executable(name: "syncbadge", targets: ["syncbadge"]),
         .library(name: "SyncBadgeClient", targets: ["SyncBadgeClient"]),
         .executable(name: "syncbadge-syncthing", targets: ["syncbadge-syncthing"]),
+        .executable(name: "syncbadge-git", targets: ["syncbadge-git"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -114,6 +115,23 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The git adapter: the pure parsing of git's porcelain output and the mapping to badge
+        // states, tested with recorded output; the git command line and the daemon at the edges.
+        .target(
+            name: "GitAdapter",
+            dependencies: ["SyncBadgeClient", "SyncBadgeCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "syncbadge-git",
+            dependencies: [
+                "GitAdapter",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "GitAdapterTests", dependencies: ["GitAdapter"], swiftSettings: strict),
         // `make reliability`'s fast-forward soak: the daemon in-process, fed synthetic events.
         .executableTarget(
             name: "syncbadge-soak",
@@ -159,7 +177,7 @@ let package = Package(
         // End-to-end: the real binaries against real temporary directories.
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["SyncBadgeClient", "syncbadged", "syncbadge", "syncbadge-soak", "syncbadge-syncthing"],
+            dependencies: ["SyncBadgeClient", "syncbadged", "syncbadge", "syncbadge-soak", "syncbadge-syncthing", "syncbadge-git"],
             swiftSettings: strict
         ),
     ]

@@ -1,0 +1,199 @@
+/// A state for the daemon, in its terms.
+public struct Verdict: Sendable, Hashable, CustomStringConvertible {
+    public var state: String
+    public var message: String?
+    public var progress: Int?
+
+    public init(_ state: String, _ message: String? = nil, progress: Int? = nil) {
+        self.state = state; self.message = message; self.progress = progress
+    }
+
+    public static let synced = Verdict("synced")
+    public static let ignored = Verdict("ignored")
+    public static let noUpstream = Verdict("pending", "no upstream")
+
+    public var description: String {
+        state + (message.map { " (\($0))" } ?? "") + (progress.map { " \($0)%" } ?? "")
+    }
+}
+
+/// What git says about one path, gathered from every status record that names it.
+public struct PathFlags: Sendable, Equatable {
+    public var conflict: String?
+    public var worktreeModified = false
+    public var worktreeDeleted = false
+    public var staged = false
+    public var untracked = false
+    public var ignored = false
+
+    public init() {}
+}
+
+/// One repository as git sees it at one moment: the status (of the whole tree, or of some
+/// paths), the branch, and the commits not yet pushed. Turns a path into its `Verdict`.
+public struct GitView: Sendable, Equatable {
+    public var branch: BranchInfo
+    public var flags: [[UInt8]: PathFlags] = [:]
+    /// Directories git reports ignored as a whole (no trailing slash).
+    public var ignoredDirectories: Set<[UInt8]> = []
+    /// Paths changed by commits the upstream lacks, and by how many of them.
+    public var unpushed: [[UInt8]: Int]
+
+    public init(status: GitStatus, unpushed: [[UInt8]: Int] = [:]) {
+        branch = status.branch
+        self.unpushed = unpushed
+        for e in status.entries {
+            switch e.kind {
+            case .changed(let x, let y):
+                mark(e.path, index: x, worktree: y)
+            case .renamed(let x, let y, let from):
+                mark(e.path, index: x, worktree: y)
+                // The old name is gone from the index: a staged deletion.
+                flags[from, default: PathFlags()].staged = true
+            case .unmerged(let xy):
+                flags[e.path, default: PathFlags()].conflict = Self.describeConflict(xy)
+            case .untracked:
+                flags[e.path, default: PathFlags()].untracked = true
+            case .ignored:
+                if e.isDirectory { ignoredDirectories.insert(e.path) } else { flags[e.path, default: PathFlags()].ignored = true }
+            }
+        }
+    }
+
+    mutating func mark(_ path: [UInt8], index x: UInt8, worktree y: UInt8) {
+        var f = flags[path, default: PathFlags()]
+        if x != UInt8(ascii: ".") { f.staged = true }
+        if y == UInt8(ascii: "D") { f.worktreeDeleted = true } else if y != UInt8(ascii: ".") { f.worktreeModified = true }
+        flags[path] = f
+    }
+
+    /// git's own words for the unmerged kinds (`git status` long format).
+    public static func describeConflict(_ xy: String) -> String {
+        switch xy {
+        case "DD": "both deleted"
+        case "AU": "added by us"
+        case "UD": "deleted by them"
+        case "UA": "added by them"
+        case "DU": "deleted by us"
+        case "AA": "both added"
+        case "UU": "both modified"
+        default: "unmerged (\(xy))"
+        }
+    }
+
+    /// A clean tracked file: `synced` when the branch has an upstream, else `pending`, since
+    /// nothing is safe anywhere else.
+    public var baseline: Verdict { branch.hasUpstream ? .synced : .noUpstream }
+
+    /// The verdict for a path (relative to the top level, "" for the top level itself).
+    /// `ancestorIgnored`: a directory above it is ignored as a whole (the caller walks the
+    /// tree top-down, so it knows). `gone`: the daemon holds a tombstone for it.
+    public func verdict(_ rel: [UInt8], isDirectory: Bool, gone: Bool, ancestorIgnored: Bool) -> Verdict {
+        if ancestorIgnored || Self.isGitDirectory(rel) { return .ignored }
+        if isDirectory && ignoredDirectories.contains(rel) { return .ignored }
+        if let f = flags[rel] {
+            if let c = f.conflict { return Verdict("conflict", c) }
+            if f.worktreeDeleted { return Verdict("pending", "deleted") }
+            if f.worktreeModified { return Verdict("pending", "modified") }
+            if f.staged { return Verdict("pending", "staged") }
+            if f.untracked { return Verdict("pending", "untracked") }
+            if f.ignored { return .ignored }
+        }
+        if let n = unpushed[rel] { return Verdict("pending", "not pushed: \(n) commit\(n == 1 ? "" : "s")") }
+        // A deletion that git no longer reports is done with: the tombstone goes, even without
+        // an upstream (there is no file left to keep safe).
+        if gone { return .synced }
+        return baseline
+    }
+
+    /// `.git` at the top level (a directory, or the file of a linked worktree or submodule).
+    public static func isGitDirectory(_ rel: [UInt8]) -> Bool {
+        rel == gitName || (rel.count > 4 && Array(rel.prefix(5)) == gitName + [UInt8(ascii: "/")])
+    }
+    static let gitName = Array(".git".utf8)
+}
+
+/// The toolbar's text for a set of repositories: `main ↑2 ↓1` (zero counts left out).
+public enum ToolbarText {
+    public static func branch(_ b: BranchInfo) -> String {
+        var s = b.head ?? "detached at \(b.oid.map { String($0.prefix(7)) } ?? "nothing")"
+        if b.oid == nil && b.head != nil { s += " (no commits)" }
+        guard b.upstream != nil else { return s + " (no upstream)" }
+        guard let ahead = b.ahead, let behind = b.behind else { return s + " (upstream gone)" }
+        if ahead > 0 { s += " ↑\(ahead)" }
+        if behind > 0 { s += " ↓\(behind)" }
+        return s
+    }
+
+    /// One repository: its branch alone. Several: each prefixed with its directory's name.
+    public static func name(_ repos: [(name: String, branch: BranchInfo?)]) -> String {
+        if repos.isEmpty { return "git" }
+        if repos.count == 1 { return repos[0].branch.map(branch) ?? "git" }
+        return repos.map { "\($0.name): \($0.branch.map(branch) ?? "?")" }.joined(separator: "  ")
+    }
+}
+
+/// Reads git's `--progress` output (lines ended by CR while they update, LF when done):
+/// the last phase and its percentage.
+public struct ProgressReader: Sendable, Equatable {
+    public var phase: String?
+    public var percent: Int?
+    /// Complete lines that are not progress: what git says when something fails.
+    public var messages: [String] = []
+    var partial: [UInt8] = []
+
+    public init() {}
+
+    public mutating func feed(_ bytes: [UInt8]) {
+        for b in bytes {
+            if b == UInt8(ascii: "\r") || b == UInt8(ascii: "\n") {
+                line(partial, final: b == UInt8(ascii: "\n"))
+                partial.removeAll(keepingCapacity: true)
+            } else {
+                partial.append(b)
+            }
+        }
+    }
+
+    public mutating func finish() {
+        if !partial.isEmpty { line(partial, final: true) }
+        partial.removeAll()
+    }
+
+    mutating func line(_ bytes: [UInt8], final: Bool) {
+        let text = String(decoding: bytes, as: UTF8.self).trimmingSpaces
+        guard !text.isEmpty else { return }
+        // `remote: ` lines are the other side's progress or words: kept only when not progress.
+        let body = text.hasPrefix("remote: ") ? String(text.dropFirst(8)) : text
+        if let colon = body.firstIndex(of: ":"), let pct = body[colon...].firstIndex(of: "%") {
+            let digits = body[body.index(after: colon)..<pct].trimmingSpaces
+            if let p = Int(digits), (0...100).contains(p) {
+                if !text.hasPrefix("remote: ") {
+                    phase = String(body[..<colon])
+                    percent = p
+                }
+                return
+            }
+        }
+        if final, !body.hasSuffix(", done.") { messages.append(text) }
+    }
+
+    /// What git said, for an `error` message: its last lines (the `error:`/`fatal:` ones and
+    /// the `!` rejections first when there are any).
+    public var failureMessage: String {
+        let important = messages.filter {
+            $0.hasPrefix("error:") || $0.hasPrefix("fatal:") || $0.contains("[rejected]") || $0.contains("[remote rejected]")
+        }
+        let lines = important.isEmpty ? Array(messages.suffix(3)) : important
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension StringProtocol {
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
+        return String(s)
+    }
+}
