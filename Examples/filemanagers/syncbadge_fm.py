@@ -22,7 +22,11 @@ protocol; this file keeps a cache and talks to the file manager.
 - Without a daemon the file manager works as without the extension; one line is logged, and
   the extension connects when a daemon appears.
 - Each engine's toolbar item is a button in Caja's toolbar (CajaToolbar), and a submenu of
-  the background menu in Nautilus and Nemo.
+  the background menu in Nautilus and Nemo. They follow `* TOOLBAR` pushes where the daemon
+  announces toolbar-push (else TOOLBAR is asked again after each `* ROOT`).
+- A chosen item's answer is a notification (notify-send), else the window's status bar. Where
+  the daemon announces action-reply, an engine's action waits for the engine's own answer on
+  a connection of its own (ActionCall), so nothing else waits behind it.
 
 SYNCBADGE_DEBUG=1 logs what is drawn (`syncbadge: drew <path> emblem=<name> column=<text>`),
 each menu and each action's answer to stderr, and makes SIGUSR1 dump the Python stacks (a
@@ -245,6 +249,7 @@ class Core(object):
         self.providers = []                      # the file manager's extension objects
         self.menu_hooks = []                     # called when menus or toolbar items change
         self.badge_images = {}                   # badge id -> image path installed
+        self.calls = set()                       # ActionCalls waiting for an engine's answer
         self.watch = None
         self.out_watch = None
         self.in_watch = False
@@ -260,6 +265,9 @@ class Core(object):
             if source is not None:
                 GLib.source_remove(source)
         self.retry = self.hello_timer = self.out_watch = None
+        for call in list(self.calls):
+            call.cancel()
+        self.calls.clear()
         self.conn.on_close = None
         self.conn.close("stopped")
         if self.watch is not None:
@@ -495,9 +503,13 @@ class Core(object):
             directory = self.dirs.get(m.fields[0])
             if directory is not None and directory.asked and not directory.outside:
                 self.send("LIST", directory.path, on_answer=lambda r, d=directory: self._relisted(d, r))
+        elif kind == "TOOLBAR":
+            self._toolbar_pushed(sb.Toolbar.from_message(m))
         elif kind == "ROOT" and m.fields:
-            # Engines come and go with their claims: their toolbar items with them.
-            self.send("TOOLBAR", on_answer=self._toolbar_answered)
+            # Engines come and go with their claims: their toolbar items with them. A daemon
+            # that pushes `* TOOLBAR` says so itself; an older one is asked.
+            if "toolbar-push" not in self.conn.caps:
+                self.send("TOOLBAR", on_answer=self._toolbar_answered)
             root = m.fields[0]
             removed = m.arg(1) == "removed"
             for directory in list(self.dirs.values()):
@@ -556,7 +568,24 @@ class Core(object):
     def _toolbar_answered(self, reply):
         if not reply.ok:
             return
-        toolbars = [(t.opt("name", ""), t.opt("tooltip", ""), t.opt("provider", "")) for t in reply.lines("TOOLBAR")]
+        self._set_toolbars([(t.name, t.tooltip, t.provider) for t in sb.toolbars_of(reply)])
+
+    def _toolbar_pushed(self, toolbar):
+        """`* TOOLBAR ...`: one engine's item appears, changes (in its place) or goes."""
+        if toolbar is None:
+            return
+        toolbars = list(self.toolbars)
+        at = next((i for i, t in enumerate(toolbars) if t[2] == toolbar.provider), None)
+        if toolbar.removed:
+            if at is not None:
+                del toolbars[at]
+        elif at is not None:
+            toolbars[at] = (toolbar.name, toolbar.tooltip, toolbar.provider)
+        else:
+            toolbars.append((toolbar.name, toolbar.tooltip, toolbar.provider))
+        self._set_toolbars(toolbars)
+
+    def _set_toolbars(self, toolbars):
         if toolbars != self.toolbars:
             self.toolbars = toolbars
             _debug("toolbar items: %s" % ", ".join(t[0] for t in toolbars))
@@ -631,7 +660,26 @@ class Core(object):
 
     def action(self, action_id, paths, target=None, provider=None, window=None):
         """Sends ACTION; its answer is shown to the user (notify), `window` being where the
-        item was chosen (Nemo and Caja say; Nautilus 4 does not)."""
+        item was chosen (Nemo and Caja say; Nautilus 4 does not). Where the daemon passes
+        engines' answers on (action-reply), an engine's action asks for one on a connection of
+        its own (ActionCall), and what the engine said is shown, a failure too."""
+        def shown(text, ok):
+            _debug("action %s -> %s %s" % (action_id, "OK" if ok else "ERR", text))
+            notify("Sync: %s" % action_id, text, ok, window)
+
+        # The built-in syncbadge.* items answer at once, with or without reply=1.
+        if self.conn.ready and "action-reply" in self.conn.caps and not action_id.startswith("syncbadge."):
+            waiting = []
+
+            def answered_by_engine(text, ok):
+                self.calls.difference_update(waiting)
+                shown(text, ok)
+            call = ActionCall(self.conn.path, self.conn.name, action_id, paths, target, provider, answered_by_engine)
+            if not call.finished:
+                waiting.append(call)
+                self.calls.add(call)
+            return
+
         def answered(reply):
             if reply.final is None:
                 text, ok = "the daemon went away", False
@@ -644,6 +692,109 @@ class Core(object):
 
         if self.send("ACTION", action_id, *paths, target=target, provider=provider, on_answer=answered) is None:
             notify("Sync", "no daemon answers", False, window)
+
+
+class ActionCall(object):
+    """One engine's action with reply=1, on a connection of its own, driven by the GLib main
+    loop: the daemon answers it only once the engine has (up to 10 s later), and answers that
+    connection's later requests after it; on the extension's own connection, badges, menus
+    and listings would wait meanwhile. `done(text, ok)` is called once: the engine's message
+    (or "done"), or what went wrong."""
+
+    def __init__(self, path, name, action_id, paths, target, provider, done):
+        self.action_id = action_id
+        self.args = (paths, target, provider)
+        self.done = done
+        self.finished = False
+        self.watch = self.out_watch = self.timer = None
+        self.in_watch = False
+        self.conn = sb.Connection(path=path, role="viewer", name=name, hello_options={"roots": 0},
+                                  on_hello=self._hello, on_close=self._closed)
+        try:
+            self.conn.connect(timeout=0)
+        except OSError as ex:
+            self._finish("no daemon answers (%s)" % (ex.strerror or ex), False)
+            return
+        self.watch = GLib.io_add_watch(self.conn.fileno(), GLib.PRIORITY_DEFAULT,
+                                       GLib.IOCondition.IN | GLib.IOCondition.HUP | GLib.IOCondition.ERR,
+                                       self._readable)
+        # The daemon's own deadline is 10 s; this one covers a daemon that never answers at all.
+        self.timer = GLib.timeout_add(int((HELLO_WAIT + sb.viewer.ANSWER_DEADLINE + 3) * 1000), self._late)
+        self._want_write()
+
+    def _hello(self, conn):
+        paths, target, provider = self.args
+        _debug("asking %s for the engine's answer" % self.action_id)
+        try:
+            sb.Viewer(conn).send_action(self.action_id, *paths, target=target, provider=provider,
+                                        on_answer=self._answered)
+        except (sb.Disconnected, ValueError) as ex:
+            self._finish("not sent: %s" % ex, False)
+            return
+        self._want_write()
+
+    def _answered(self, reply):
+        try:
+            text = sb.answer_of(reply)
+        except sb.ServerError as ex:
+            self._finish(str(ex) if isinstance(ex, (sb.ActionFailed, sb.ActionTimeout, sb.NoProvider))
+                         else "%s %s" % (ex.code, ex.message), False)
+        except sb.Disconnected:
+            self._finish("the daemon went away", False)
+        else:
+            self._finish(text or "done", True)
+
+    def _readable(self, fd, condition):
+        self.in_watch = True
+        try:
+            alive = self.conn.read_available()
+        finally:
+            self.in_watch = False
+        if not alive:
+            self.watch = None
+        return alive
+
+    def _want_write(self):
+        if self.conn.wants_write() and self.out_watch is None and self.conn.connected:
+            self.out_watch = GLib.io_add_watch(self.conn.fileno(), GLib.PRIORITY_DEFAULT,
+                                               GLib.IOCondition.OUT, self._writable)
+
+    def _writable(self, fd, condition):
+        more = self.conn.connected and not self.conn.flush()
+        if not more:
+            self.out_watch = None
+        return more
+
+    def _closed(self, conn, reason):
+        if not self.finished:
+            self._finish("the daemon went away (%s)" % reason, False)
+
+    def _late(self):
+        self.timer = None
+        self._finish("no answer from syncbadged", False)
+        return False
+
+    def cancel(self):
+        self.done = None
+        self._finish(None, False)
+
+    def _finish(self, text, ok):
+        if self.finished:
+            return
+        self.finished = True
+        if self.timer is not None:
+            GLib.source_remove(self.timer)
+            self.timer = None
+        if self.out_watch is not None:
+            GLib.source_remove(self.out_watch)
+            self.out_watch = None
+        if self.watch is not None and not self.in_watch:
+            GLib.source_remove(self.watch)
+        self.watch = None
+        self.conn.on_close = None
+        self.conn.close("answered")
+        if self.done is not None:
+            self.done(text, ok)
 
 
 def refresh_icon_theme():

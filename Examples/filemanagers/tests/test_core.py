@@ -5,7 +5,10 @@ that record what the extension did to them. /usr/bin/python3 (gi); run with the 
 
 What the screenshots cannot show well: update_file_info never waits; exactly the changed file
 is invalidated; at most 64 directories are observed (the daemon's own count); without a daemon
-one line is logged and the daemon is found when it starts; a menu waits at most 100 ms.
+one line is logged and the daemon is found when it starts; a menu waits at most 100 ms; an
+engine's answer to an action (or its failure, its silence for 10 s, its going away) is what the
+notification says, and the extension's own connection answers meanwhile; the toolbar items
+follow `* TOOLBAR` pushes.
 """
 
 import importlib.util
@@ -318,6 +321,122 @@ class CoreTests(unittest.TestCase):
             pngs = [os.path.join(icons, "%dx%d" % (size, size), "emblems", "emblem-syncbadge-cloud.png")
                     for size in (16, 22, 24, 32, 48, 64)]
             spin("the PNGs", lambda: all(os.path.exists(p) and os.path.getsize(p) > 0 for p in pngs))
+
+    def notes(self):
+        """Replaces the extension's notify() for the test: [(title, text, ok)]."""
+        notes = []
+        real = ext.notify
+        ext.notify = lambda title, text, ok, window=None: notes.append((title, text, ok))
+        self.addCleanup(setattr, ext, "notify", real)
+        return notes
+
+    def action_at(self, engine):
+        """The next `* ACTION` the engine gets, as the package's Action."""
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            push = engine.next_push(deadline - time.monotonic())
+            action = ext.sb.Action.from_message(push) if push is not None else None
+            if action is not None:
+                return action
+        self.fail("no * ACTION reached the engine")
+
+    def clients(self, stats):
+        reply = stats.request("STATS", timeout=10)
+        return int(dict((m.arg(0), m.arg(1)) for m in reply.lines("STAT"))["clients"])
+
+    def test_the_engines_answer_is_shown_and_nothing_waits_for_it(self):
+        engine = self.start(["a.txt"])
+        engine.request("CLAIM", self.root, timeout=10)
+        engine.request("DEFINE-MENU", "items", "test.sync", title="Sync", timeout=10)
+        provider = ext.sb.Provider(engine)
+        stats = self.connect("viewer")
+        notes = self.notes()
+        core = self.core()
+        spin("HELLO", lambda: core.conn.ready)
+        self.assertIn("action-reply", core.conn.caps)
+        before = self.clients(stats)
+        a = os.fsencode(self.path("a.txt"))
+
+        # Answered: what the engine says is the notification.
+        core.action("test.sync", [a], os.fsencode(self.root))
+        action = self.action_at(engine)
+        self.assertEqual((action.id, action.paths, action.client), ("test.sync", [a], "filemanager"))
+        self.assertIsNotNone(action.reply, "the action asked for no answer")
+        self.assertEqual(self.clients(stats), before + 1)        # a connection of its own
+        # Meanwhile the extension's own connection answers at once.
+        start = time.monotonic()
+        status = core.send("STATUS", a)
+        spin("STATUS while the engine has not answered", lambda: status.done)
+        self.assertLess(time.monotonic() - start, 1)
+        self.assertEqual(notes, [])
+        provider.answer(action, "copied 1 file").result(10)
+        spin("the notification", lambda: notes)
+        self.assertEqual(notes, [("Sync: test.sync", "copied 1 file", True)])
+        spin("the action's connection closed", lambda: self.clients(stats) == before)
+        self.assertEqual(core.calls, set())
+
+        # Failed: the engine's message, as a failure.
+        core.action("test.sync", [a], os.fsencode(self.root))
+        provider.answer(self.action_at(engine), "disk full", failed=True).result(10)
+        spin("the failure", lambda: len(notes) == 2)
+        self.assertEqual(notes[1], ("Sync: test.sync", "the engine could not do test.sync: disk full", False))
+
+        # The engine goes before it answers.
+        core.action("test.sync", [a], os.fsencode(self.root))
+        self.action_at(engine)
+        engine.close()
+        spin("the engine gone", lambda: len(notes) == 3)
+        self.assertEqual(notes[2], ("Sync: test.sync", "no sync engine answered test.sync", False))
+
+        # A built-in item answers on the extension's own connection, as before.
+        core.action("syncbadge.details", [a], os.fsencode(self.root))
+        spin("the details", lambda: len(notes) == 4)
+        self.assertTrue(notes[3][2] and notes[3][1].startswith("state="), notes[3])
+        self.assertEqual(self.clients(stats), before)
+
+    def test_no_answer_within_10_seconds(self):
+        """The daemon's default deadline, 10 s after the action reached the engine."""
+        engine = self.start(["a.txt"])
+        engine.request("CLAIM", self.root, timeout=10)
+        notes = self.notes()
+        core = self.core()
+        spin("HELLO", lambda: core.conn.ready)
+        core.action("test.sync", [os.fsencode(self.path("a.txt"))], os.fsencode(self.root))
+        self.action_at(engine)
+        start = time.monotonic()
+        spin("the timeout", lambda: notes, timeout=20)
+        self.assertGreater(time.monotonic() - start, 8)
+        self.assertEqual(notes, [("Sync: test.sync", "the engine did not answer test.sync within 10 seconds", False)])
+
+    def test_toolbar_items_follow_the_pushes(self):
+        engine = self.start(["a.txt"])
+        core = self.core()
+        spin("HELLO", lambda: core.conn.ready)
+        self.assertIn("toolbar-push", core.conn.caps)
+        changes = []
+        core.menu_hooks.append(lambda: changes.append(list(core.toolbars)))
+        engine.request("DEFINE-TOOLBAR", name="Pause syncing", tooltip="Pause", timeout=10)
+        engine.request("CLAIM", self.root, timeout=10)
+        spin("the item", lambda: core.toolbars)
+        self.assertEqual(core.toolbars, [("Pause syncing", "Pause", "test-provider")])
+        # Renamed while the claim stays: no `* ROOT` comes, the `* TOOLBAR` push alone says it.
+        engine.request("DEFINE-TOOLBAR", name="Resume syncing", tooltip="Resume", timeout=10)
+        spin("the new name", lambda: core.toolbars == [("Resume syncing", "Resume", "test-provider")])
+        other = self.daemon.connect("provider", "other-engine")
+        self.conns.append(other)
+        second = os.path.join(self.work, "second")
+        os.makedirs(second)
+        self.connect("admin").request("ADD-ROOT", second, timeout=30)
+        other.request("DEFINE-TOOLBAR", name="Other", tooltip="", timeout=10)
+        other.request("CLAIM", second, timeout=10)
+        spin("two items", lambda: len(core.toolbars) == 2)
+        self.assertEqual([t[0] for t in core.toolbars], ["Resume syncing", "Other"])
+        engine.request("UNCLAIM", self.root, timeout=10)
+        spin("the first one gone", lambda: core.toolbars == [("Other", "", "other-engine")])
+        other.close()
+        spin("none", lambda: core.toolbars == [])
+        self.assertEqual(changes[-1], [])
+        self.assertEqual(len(changes), 5)          # one redraw of the menus per change
 
     def test_an_answer_shows_on_the_status_bar_without_notify_send(self):
         """No notify-send: an action's answer goes to the status bar of the window it was

@@ -10,8 +10,11 @@ with /usr/bin/python3 (gi). For each file manager, with the real syncbadged on a
 3. a SET and a provider's new badge (`* BADGE`, image installed by the extension) change the
    emblems in later screenshots of the same window;
 4. a right-click shows the Sync submenu, and "Show details" reaches the daemon: its answer
-   arrives as a notification (notify-send, to a stand-in notification server); in Caja, the
-   engine's toolbar item is a button in the window's toolbar, whose menu item reaches the engine;
+   arrives as a notification (notify-send, to a stand-in notification server); the engine's
+   own item asks for the engine's answer (reply=1), which is the notification; in Caja, the
+   engine's toolbar item is a button in the window's toolbar, whose menu item reaches the engine
+   and whose answer is the notification; the engine renames its toolbar item and the extension
+   follows the `* TOOLBAR` push;
 5. the daemon is restarted: the emblems go while it is down and come back, and a SET after the
    restart shows.
 
@@ -233,13 +236,40 @@ class FileManagerTests(unittest.TestCase):
         self.fm.wait_log(r"^syncbadge: action syncbadge\.details -> OK state=synced", 5, start=log_at)
         # Nemo tints a selected file's icon, emblem included: select nothing again.
         fs.left_click(ex + dx, max(y for _, _, y in later[1]) + 150)
-        self.wait_emblems("the emblems with nothing selected",
+        before = self.wait_emblems("the emblems with nothing selected",
+                                   ["synced", "syncing", "synced", "conflict", "pending", "ignored", "cloud"])[0]
+
+        # 3a. The engine's own item, "Say hello" (the first of the submenu: two up from the last):
+        # the engine's answer to it is the notification (action-reply).
+        log_at = len(self.fm.text())
+        fs.right_click(ex + dx, ey + dy)
+        self.fm.wait_log(r"^syncbadge: menu items for 1 paths: test\.hello ", 10, start=log_at)
+        fs.wait_until("the context menu on the screen",
+                      lambda: fs.changed_pixels(before, self.shot("menu-again")) > 8000, 10, interval=0.2)
+        fs.xdotool("key", "--delay", "300", *(KEYS[name][:-1] + ["Up", "Up", "Return"]))
+        action = self.action_at(engine, "test.hello")
+        self.assertEqual((action.paths, action.client), ([os.fsencode(self.path("a-synced.txt"))], name))
+        self.assertIsNotNone(action.reply, "the extension asked for no answer")
+        fs.sb.Provider(engine).answer(action, "Hello from the engine").result(10)
+        note = fs.wait_until("the notification of the engine's answer", lambda: [
+            n for n in self.fm.notifications() if n["summary"] == "Sync: test.hello"], 10)
+        self.assertEqual(note[0]["body"], "Hello from the engine")
+        fs.left_click(ex + dx, max(y for _, _, y in later[1]) + 150)
+        self.wait_emblems("the emblems with nothing selected again",
                           ["synced", "syncing", "synced", "conflict", "pending", "ignored", "cloud"])
 
         # 3b. Caja: the engine's toolbar item is a button in the window's toolbar; its menu's
-        # item reaches the engine.
+        # item reaches the engine, and the engine's answer is the notification.
         if name == "caja":
             self.toolbar_button(engine)
+
+        # 3c. The engine renames its toolbar item: the `* TOOLBAR` push alone brings it (no
+        # `* ROOT` comes), into the background menu or Caja's button.
+        log_at = len(self.fm.text())
+        engine.request("DEFINE-TOOLBAR", name="Resume all", tooltip="Resume syncing", timeout=10)
+        self.fm.wait_log(r"^syncbadge: toolbar items: Resume all$", 10, start=log_at)
+        if name == "caja":
+            self.fm.wait_log(r"^syncbadge: toolbar buttons: Resume all$", 10, start=log_at)
 
         # 4. A daemon restart: no emblems while it is down, all back after, and live again.
         log_at = len(self.fm.text())
@@ -299,18 +329,24 @@ class FileManagerTests(unittest.TestCase):
                       lambda: fs.changed_pixels(before, self.shot("toolbar-menu")) > 1000, 10, interval=0.2)
         fs.xdotool("key", "--delay", "300", "Down", "Return")
 
-        def action():
-            push = engine.next_push(0.2)
-            return push is not None and push.kind == "ACTION" and push.arg(0) == "engine.pause" and push
-        push = fs.wait_until("the toolbar action at the engine", action, 10)
-        self.assertEqual(push.opt("from"), "caja")
-        fs.wait_until("the notification of the toolbar action", lambda: [
+        action = self.action_at(engine, "engine.pause")
+        self.assertEqual(action.client, "caja")
+        fs.sb.Provider(engine).answer(action, "paused").result(10)
+        note = fs.wait_until("the notification of the toolbar action", lambda: [
             n for n in self.fm.notifications() if n["summary"] == "Sync: engine.pause"], 10)
+        self.assertEqual(note[0]["body"], "paused")
 
     # -- helpers ------------------------------------------------------------------------
 
     def path(self, fname):
         return os.path.join(self.root, fname)
+
+    def action_at(self, engine, action_id, timeout=10):
+        """The next `* ACTION <action_id>` the engine gets (other pushes are skipped)."""
+        def action():
+            push = engine.next_push(0.2)
+            return push is not None and push.kind == "ACTION" and push.arg(0) == action_id and push
+        return fs.sb.Action.from_message(fs.wait_until("the action %s at the engine" % action_id, action, timeout))
 
     def connect(self, role, name):
         conn = self.daemon.connect(role, name)
