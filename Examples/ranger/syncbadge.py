@@ -32,6 +32,12 @@ How it fits into ranger (which draws with curses from one thread):
   tick (idle_delay).
 * Commands (``:sync_menu``, ``:sync_action``, ``:sync_toolbar``) queue a request
   for the IO thread and wait for its answer for at most two seconds.
+* Where the daemon passes engines' answers on (``action-reply``), an engine's action
+  is asked with ``reply=1`` from a thread of its own, on a connection of its own (the
+  daemon holds that connection's later requests until the engine answered, up to 10
+  seconds); the answer, or the failure, comes to ranger's message line as an event.
+* The engines' toolbar items are kept from ``TOOLBAR`` at connect and the ``* TOOLBAR``
+  pushes (``toolbar-push``), so ``:sync_toolbar`` lists them without asking.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -55,6 +61,7 @@ LOG = logging.getLogger(__name__)
 
 CLIENT_NAME = "ranger"
 CALL_TIMEOUT = 2.0          # how long a command waits for the daemon
+ANSWER_WAIT = 15.0          # how long an engine's action waits for its answer (the daemon's deadline is 10 s)
 CONNECT_TIMEOUT = 1.0
 HELLO_TIMEOUT = 2.0
 RECONNECT_INTERVAL = 1.0    # at most one connection attempt per second
@@ -158,6 +165,9 @@ class Client(object):
         self.ready = False                   # HELLO answered
         self.epoch = None
         self.server = None
+        self.caps = frozenset()
+        self.path = None                     # the socket connected to
+        self.toolbars = None                 # [(name, tooltip, provider)] followed by pushes (toolbar-push), else None
         self.last_error = "not connected yet"
         self._wake_r, self._wake_w = os.pipe()
         for fd in (self._wake_r, self._wake_w):
@@ -233,7 +243,8 @@ class Client(object):
                 events.append(self.events.popleft())
             except IndexError:
                 break
-        self.taken += len(events)
+        with self._lock:
+            self.taken += len(events)
         return events
 
     # -- IO thread -------------------------------------------------------
@@ -245,22 +256,52 @@ class Client(object):
             pass
 
     def _post(self, *event):
-        """Queues an event for ranger's thread; the wake-up follows in _maybe_wake."""
-        self.events.append(event)
-        self.posted += 1
-        self._wakes_left = WAKE_TRIES
+        """Queues an event for ranger's thread; the wake-up follows in _maybe_wake (run by the
+        IO thread: another thread pokes it)."""
+        with self._lock:
+            self.events.append(event)
+            self.posted += 1
+            self._wakes_left = WAKE_TRIES
+
+    def ask_engine(self, action_id, fields, options):
+        """An engine's action with reply=1, answered on ranger's message line: from a thread
+        of its own, on a connection of its own, so that nothing else waits for the engine.
+        The outcome comes as an event ("message", text, bad)."""
+        def run():
+            conn = sb.Connection(path=self.path, role="viewer", name=CLIENT_NAME, hello_options={"roots": 0},
+                                 max_line=MAX_LINE)
+            try:
+                conn.open(CONNECT_TIMEOUT)
+                text = sb.Viewer(conn).action(action_id, *fields, timeout=ANSWER_WAIT, **options)
+                event = ("message", "syncbadge: %s: %s" % (action_id, text or "done"), False)
+            except (sb.ActionFailed, sb.ActionTimeout, sb.NoProvider) as ex:
+                event = ("message", "syncbadge: %s: %s" % (action_id, ex), True)
+            except sb.ServerError as ex:
+                event = ("message", "syncbadge: %s: %s" % (action_id, _describe(DaemonError(ex.code, ex.message))), True)
+            except (OSError, sb.Disconnected) as ex:      # TimeoutError included
+                event = ("message", "syncbadge: %s: %s" % (action_id, ex), True)
+            finally:
+                conn.close()
+            self._post(*event)
+            self._poke()
+
+        thread = threading.Thread(target=run, name="syncbadge-action")
+        thread.daemon = True
+        thread.start()
 
     def _maybe_wake(self):
         """Wakes ranger's loop while it has events to take: one signal per batch of lines
         read, repeated every WAKE_GAP in case one arrived just before getch() waited."""
-        if self.posted == self.taken or self._wakes_left <= 0:
-            return None
+        with self._lock:
+            if self.posted == self.taken or self._wakes_left <= 0:
+                return None
         now = time.monotonic()
         due = self._last_wake + WAKE_GAP
         if now < due:
             return due - now
         self._last_wake = now
-        self._wakes_left -= 1
+        with self._lock:
+            self._wakes_left -= 1
         self._wake_main()
         return WAKE_GAP
 
@@ -327,13 +368,32 @@ class Client(object):
             LOG.info("syncbadge: daemon %s, epoch %s", conn.server, conn.epoch)
         self.epoch = conn.epoch
         self.server = conn.server
+        self.caps = conn.caps
+        self.path = conn.path
+        self.toolbars = None
         self.ready = True
         self.last_error = None
         # A new connection observes nothing; a new epoch means every cached badge is stale.
         self._observing = self._attempted = None
         self._post("connected", self.epoch)
         self._fetch_badges()
+        if "toolbar-push" in conn.caps:
+            self._send("TOOLBAR", callback=self._toolbars_answered)
         self._sync_observation()
+
+    def _toolbars_answered(self, reply):
+        if reply is not None and reply.ok:
+            self.toolbars = [(t.name, t.tooltip, t.provider) for t in sb.toolbars_of(reply)]
+
+    def _toolbar_pushed(self, toolbar):
+        """`* TOOLBAR ...`: one engine's item appears, changes (in its place) or goes."""
+        if toolbar is None or self.toolbars is None:
+            return          # (before TOOLBAR answered: its answer comes after, and says it all)
+        toolbars = [t for t in self.toolbars if t[2] != toolbar.provider]
+        if not toolbar.removed:
+            at = next((i for i, t in enumerate(self.toolbars) if t[2] == toolbar.provider), len(toolbars))
+            toolbars.insert(at, (toolbar.name, toolbar.tooltip, toolbar.provider))
+        self.toolbars = toolbars
 
     def _disconnect(self, why):
         if self._conn.connected:
@@ -347,6 +407,7 @@ class Client(object):
         LOG.info("syncbadge: disconnected: %s", why)
         was_ready = self.ready
         self.ready = False
+        self.toolbars = None
         self.last_error = why
         self._hello_deadline = None
         self._observing = self._attempted = None
@@ -480,6 +541,8 @@ class Client(object):
                 # A root now holds the directory that was outside: observe it.
                 self._attempted = None
                 self._sync_observation()
+        elif kind == "TOOLBAR":
+            self._toolbar_pushed(sb.Toolbar.from_message(line))
         elif kind == "BYE":
             LOG.info("syncbadge: daemon says goodbye: %s", line.arg(0))
 
@@ -559,6 +622,9 @@ class State(object):
                 self.badges = dict(DEFAULT_BADGES)
                 self.badges.update(event[1])
                 changed = True
+            elif kind == "message":
+                _, text, bad = event
+                self.fm.notify(text, duration=10, bad=bad)
             elif kind in ("connected", "disconnected"):
                 # New connection (maybe a new epoch) or none: the cache is stale either way;
                 # the OBSERVE the IO thread sends on connecting fills it again.
@@ -781,6 +847,18 @@ class _SyncCommand(object):
         return text
 
     def _action(self, action_id, with_selection):
+        client = STATE.client
+        if client.ready and "action-reply" in client.caps and not action_id.startswith("syncbadge."):
+            # An engine's action: its answer comes to the message line when the engine gives it.
+            try:
+                paths = STATE.selection() if with_selection else []
+                target = STATE.target()
+            except (OSError, ValueError) as ex:
+                self._fail(action_id, ex)
+                return
+            client.ask_engine(action_id, paths, {"target": target})
+            self.fm.notify("syncbadge: %s: asking the engine..." % action_id)
+            return
         fields = [action_id] + (STATE.selection() if with_selection else [])
         try:
             _, final = STATE.client.call("ACTION", fields, {"target": STATE.target()})
@@ -850,10 +928,12 @@ class sync_toolbar(_SyncCommand, Command):
         if action_id:
             self._action(action_id, False)
             return
+        toolbars = STATE.client.toolbars      # followed by pushes, where the daemon pushes them
         try:
-            data, _ = STATE.client.call("TOOLBAR")
-            lines = ["[%s] %s: %s" % (t.opt("provider", "?"), t.opt("name", ""), t.opt("tooltip", ""))
-                     for t in data if t.kind == "TOOLBAR"]
+            if toolbars is None:
+                data, _ = STATE.client.call("TOOLBAR")
+                toolbars = [(t.name, t.tooltip, t.provider) for t in map(sb.Toolbar.from_message, data) if t]
+            lines = ["[%s] %s: %s" % (provider or "?", name, tooltip) for name, tooltip, provider in toolbars]
         except Exception as ex:  # pylint: disable=broad-except
             self._fail("toolbar", ex)
             return

@@ -156,6 +156,54 @@ struct RangerTests {
         }
     }
 
+    /// Protocol 1.2: an engine's action asked with `reply=1` shows the engine's answer (or its
+    /// failure) on ranger's message line; `:sync_toolbar` follows the `* TOOLBAR` pushes.
+    @Test func theEnginesAnswerOnTheMessageLineAndTheToolbarFollowsPushes() throws {
+        let d = try DaemonHarness()
+        let root = try d.addRoot(files: ["a.txt"])
+        defer { withExtendedLifetime(d) {} }
+        let e = try engine(d, root: root)
+        let ranger = try RangerScreen(temp: d.temp, socket: d.socket, directory: root)
+        defer { ranger.kill() }
+        try ranger.wait(for: "? a.txt")
+
+        // Answered: what the engine says, on the message line.
+        try ranger.command("sync_action sync.now")
+        try ranger.wait(for: "syncbadge: sync.now: asking the engine")
+        let action = try e.waitForPush(timeout: 10, "* ACTION sync.now") { $0.kind == "ACTION" }
+        #expect(action.fields.map(\.string) == ["sync.now", "\(root)/a.txt"])
+        let token = try #require(action.option("reply"), "the plugin asked for no answer")
+        _ = try e.request("ANSWER", [.word(token), .option("message", "copied 1 file")])
+        try ranger.wait(for: "syncbadge: sync.now: copied 1 file")
+
+        // Failed: the engine's message, as an error.
+        try ranger.command("sync_action sync.now")
+        let failed = try e.waitForPush(timeout: 10, "* ACTION sync.now") { $0.kind == "ACTION" }
+        let failedToken = try #require(failed.option("reply"))
+        _ = try e.request("ANSWER", [.word(failedToken), .option("message", "disk full"), .option("failed", "1")])
+        try ranger.wait(for: "syncbadge: sync.now: the engine could not do sync.now: disk full")
+
+        // Meanwhile ranger's own connection was never held: a SET shows at once while an
+        // action waits for its answer.
+        try ranger.command("sync_action sync.now")
+        let waiting = try e.waitForPush(timeout: 10, "* ACTION sync.now") { $0.kind == "ACTION" }
+        try set(e, "synced", Array("\(root)/a.txt".utf8))
+        try ranger.wait(for: "✓ a.txt", timeout: 5)
+        _ = try e.request("ANSWER", [.word(try #require(waiting.option("reply"))), .option("message", "third")])
+        try ranger.wait(for: "syncbadge: sync.now: third")
+
+        // The toolbar item, renamed by the engine while ranger runs: ranger never asks TOOLBAR
+        // again, the push alone brings the new name.
+        try ranger.command("sync_toolbar")
+        try ranger.wait(for: "Engine: Pause or resume")
+        _ = try e.request("DEFINE-TOOLBAR", [.option("name", "Resume all"), .option("tooltip", "Resume syncing")])
+        try ranger.command("sync_toolbar")
+        try ranger.wait(for: "Resume all: Resume syncing")
+        _ = try e.request("UNCLAIM", [.path(Array(root.utf8))])
+        try ranger.command("sync_toolbar")
+        try ranger.wait("the toolbar item gone") { s in s.contains("sync toolbar: (none)") }
+    }
+
     @Test func outsideEveryRootThereAreNoBadgesAndCommandsSaySo() throws {
         let d = try DaemonHarness()
         let root = try d.addRoot(files: ["inside.txt"])
