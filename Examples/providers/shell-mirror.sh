@@ -26,7 +26,12 @@ while IFS= read -r -d '' path; do
     # A directory created or moved in arrives as one change: copy it whole.
     mkdir -p "$dest/$rel" && cp -a "$path/." "$dest/$rel/" && syncbadge set synced "$path" --gen "$gen" --recursive
   elif [ -e "$path" ] || [ -L "$path" ]; then
-    syncbadge set syncing "$path" --gen "$gen"
+    # Each `syncbadge` call is a connection of its own, gone as soon as it returns: the lease
+    # keeps `syncing` for the copy (at 10 MB/s, plus a minute), and if this script dies
+    # meanwhile the badge goes back to pending when it runs out.
+    size=$(stat -c %s -- "$path" 2>/dev/null || echo 0)
+    lease=$(( size / 10000000 + 60 )); [ "$lease" -le 86400 ] || lease=86400
+    syncbadge set syncing "$path" --gen "$gen" --lease "$lease"
     if err=$(mkdir -p "$dest/$(dirname "$rel")" && cp -P --preserve=mode,timestamps "$path" "$dest/$rel" 2>&1); then
       syncbadge set synced "$path" --gen "$gen"
     else

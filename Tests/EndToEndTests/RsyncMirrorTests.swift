@@ -263,7 +263,7 @@ struct RsyncMirrorTests {
         try f.startEngine()
         try f.waitRoot("synced", "root synced after reconcile")
         let toolbar = try f.viewer.request("TOOLBAR").data
-        #expect(toolbar.contains { $0.option("provider") == RsyncMirrorFixture.engineName && $0.option("name") == "Pause/Resume sync" })
+        #expect(toolbar.contains { $0.option("provider") == RsyncMirrorFixture.engineName && $0.option("name") == "Pause sync" })
         let menu = try f.viewer.request("MENU", [.word("toolbar"), .path(Array(f.root.utf8))]).data
         #expect(menu.contains { $0.fields.first?.string == "sync.pause-resume" })
         // Paused: changes wait, and the root stays pending.
@@ -293,6 +293,52 @@ struct RsyncMirrorTests {
         try f.action("sync.last-error", ["bad.txt"])
         try f.waitLog("last error for \(f.root)/bad.txt: ")
         #expect(try f.state("bad.txt").message?.isEmpty == false)
+    }
+
+    /// Protocol 1.2: a client that asks with `reply=1` gets what the engine did, or `ERR failed`
+    /// with what went wrong; the toolbar item says what a click does now, pushed as it changes.
+    @Test func actionsAnswerTheClientThatAsks() throws {
+        let f = try RsyncMirrorFixture(files: ["a.txt"])
+        try f.startEngine()
+        try f.waitRoot("synced", "root synced after reconcile")
+        let root = RequestField.path(Array(f.root.utf8))
+        let paused = try f.viewer.request("ACTION", [.word("sync.pause-resume"), root, .option("reply", "1")], timeout: 15)
+        #expect(paused.ok.option("message") == "paused: changes wait until resumed")
+        _ = try f.viewer.waitForPush(timeout: 10, "* TOOLBAR Resume sync") {
+            $0.kind == "TOOLBAR" && $0.option("name") == "Resume sync" && $0.option("provider") == RsyncMirrorFixture.engineName
+        }
+        #expect(try f.viewer.request("MENU", [.word("toolbar"), root]).data.first?.option("title") == "Resume sync")
+        // "Sync now" of a file the mirror cannot take (a directory stands there): ERR failed,
+        // with rsync's complaint.
+        try FileManager.default.createDirectory(atPath: f.mirror + "/bad.txt/inner", withIntermediateDirectories: true)
+        try touchFile(f.mirror + "/bad.txt/inner/f", "x")
+        try touchFile(f.root + "/bad.txt", "bad")
+        try f.waitLog("paused: holding \(f.root)/bad.txt")
+        do {
+            _ = try f.viewer.request("ACTION", [.word("sync.now"), .path(Array((f.root + "/bad.txt").utf8)), .option("reply", "1")],
+                                     timeout: 15)
+            Issue.record("Sync now of bad.txt did not fail")
+        } catch let ClientError.server(code, message) {
+            #expect(code == "failed")
+            #expect(message?.hasPrefix("rsync failed for \(f.root)/bad.txt: ") == true, "\(message ?? "no message")")
+        }
+        // "Show last error", answered with the whole complaint.
+        let last = try f.viewer.request("ACTION", [.word("sync.last-error"), .path(Array((f.root + "/bad.txt").utf8)),
+                                                   .option("reply", "1")], timeout: 15)
+        #expect(last.ok.option("message")?.hasPrefix("\(f.root)/bad.txt: ") == true)
+        // Resumed, and the item says so again.
+        let resumed = try f.viewer.request("ACTION", [.word("sync.pause-resume"), root, .option("reply", "1")], timeout: 15)
+        #expect(resumed.ok.option("message") == "resumed")
+        _ = try f.viewer.waitForPush(timeout: 10, "* TOOLBAR Pause sync") { $0.kind == "TOOLBAR" && $0.option("name") == "Pause sync" }
+        // "Sync now" of a good file answers what it synced.
+        try touchFile(f.root + "/good.txt", "good")
+        try f.waitChild("good.txt", "synced")
+        let good = try f.viewer.request("ACTION", [.word("sync.now"), .path(Array((f.root + "/good.txt").utf8)), .option("reply", "1")],
+                                        timeout: 15)
+        #expect(good.ok.option("message") == "synced \(f.root)/good.txt")
+        // Without reply=1 the engine answers nothing, as before: OK once delivered.
+        #expect(try f.viewer.request("ACTION", [.word("sync.now"), .path(Array((f.root + "/good.txt").utf8))], timeout: 15).ok
+            .option("message") == nil)
     }
 
     @Test func reconnectsAfterTheDaemonRestarts() throws {

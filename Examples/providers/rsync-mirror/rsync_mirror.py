@@ -322,9 +322,7 @@ class Engine:
               c.send("DEFINE-MENU", "items", "sync.last-error", title="Show last error", states="error"),
               c.send("DEFINE-MENU", "items", "sync.keep-local", title="Resolve: keep local", states="conflict"),
               c.send("DEFINE-MENU", "items", "sync.keep-mirror", title="Resolve: keep mirror", states="conflict"),
-              c.send("DEFINE-MENU", "toolbar", "sync.pause-resume", title="Pause/Resume sync"),
-              c.send("DEFINE-TOOLBAR", name="Pause/Resume sync",
-                     tooltip=b"Pause or resume mirroring " + self.root + b" to " + self.mirror.dest)]
+              ] + self.define_toolbar()
         try:
             claim.result()
             sub.result()
@@ -344,6 +342,15 @@ class Engine:
             self.reconcile()
         else:
             self.catch_up()
+
+    def define_toolbar(self):
+        """The toolbar item and its menu item, named for what a click does now: "Pause sync"
+        while mirroring, "Resume sync" while paused (viewers follow the `* TOOLBAR` push)."""
+        title = "Resume sync" if self.paused else "Pause sync"
+        verb = b"Resume" if self.paused else b"Pause"
+        return [self.conn.send("DEFINE-MENU", "toolbar", "sync.pause-resume", title=title),
+                self.conn.send("DEFINE-TOOLBAR", name=title,
+                               tooltip=verb + b" mirroring " + self.root + b" to " + self.mirror.dest)]
 
     def serve(self):
         """The loop: pushes in order; a batch when the debounce deadline passes."""
@@ -585,22 +592,33 @@ class Engine:
     # -- actions
 
     def action(self, msg):
-        """`* ACTION <id> [target=<path>] <path>... from=<client>`: fire and forget, so results
-        show as states and in the log."""
-        action = msg.arg(0)
-        paths = [p for p in msg.fields[1:] if self.mirror.under(p)]
-        target = msg.options.get("target")
+        """`* ACTION <id> [target=<path>] <path>... from=<client> [reply=<token>]`: results show
+        as states and in the log; where the client asked for an answer (reply=), it also gets
+        what was done, or failed=1 with what went wrong."""
+        request = sb.Action.from_message(msg)
+        action = request.id
+        paths = [p for p in request.paths if self.mirror.under(p)]
+        target = request.target
         if not paths and target and self.mirror.under(target):
             paths = [target]            # a container menu: the directory itself
-        log("action %s from %s on %d path(s)" % (action, msg.opt("from", "?"), len(paths)))
+        log("action %s from %s on %d path(s)%s" % (action, request.client or "?", len(paths),
+                                                  ", answer asked" if request.reply else ""))
         handler = {"sync.now": self.sync_now, "sync.last-error": self.last_error,
                    "sync.keep-local": lambda ps: self.resolve(ps, keep_local=True),
                    "sync.keep-mirror": lambda ps: self.resolve(ps, keep_local=False),
                    "sync.pause-resume": lambda ps: self.pause_resume()}.get(action)
         if handler is None:
             log("unknown action", action)
+            message, failed = "rsync-mirror has no action %s" % action, True
         else:
-            handler(paths)
+            try:
+                message, failed = handler(paths)
+            except ServerError as e:        # the daemon refused a request on the way
+                message, failed = "the daemon refused %s: %s %s" % (e.verb, e.code, e.message), True
+                log("unexpected answer:", e)
+        if request.reply is not None:
+            log("answering %s: %s%s" % (action, "failed: " if failed else "", message))
+            sb.Provider(self.conn).answer(request, message[:MAX_MESSAGE], failed=failed)
 
     def gen_of(self, path):
         try:
@@ -610,11 +628,12 @@ class Engine:
 
     def sync_now(self, paths):
         """The given paths now (directories compared in full), even while paused; or, without
-        paths, everything pending."""
+        paths, everything pending. Returns the answer: (message, failed)."""
         if not paths:
             self.catch_up()
+            count = len(self.pending)
             self.flush_pending()
-            return
+            return self.answer_for([self.root], "synced %d pending path(s)" % count)
         entries = {}
         for p in paths:
             for q in [q for q in self.pending if q == p or q.startswith(p.rstrip(b"/") + b"/")]:
@@ -624,6 +643,17 @@ class Engine:
         if not self.pending:
             self.first = self.due = None
         self.sync(entries)
+        return self.answer_for(paths, "synced %s" % (show(paths[0]) if len(paths) == 1 else "%d paths" % len(paths)))
+
+    def answer_for(self, paths, done):
+        """What a sync of `paths` comes to: `done`, or the first error or conflict left there."""
+        errors, conflicts = self.matching(self.errors, paths), self.matching(self.conflicts, paths)
+        if errors:
+            more = " (and %d more)" % (len(errors) - 1) if len(errors) > 1 else ""
+            return "rsync failed for %s: %s%s" % (show(errors[0]), self.errors[errors[0]][1], more), True
+        if conflicts:
+            return "%s is in conflict: resolve it first (keep local or keep mirror)" % show(conflicts[0]), True
+        return done, False
 
     def matching(self, table, paths):
         return sorted({q for p in paths for q in table if q == p or q.startswith(p.rstrip(b"/") + b"/")})
@@ -640,6 +670,9 @@ class Engine:
             replies.append((q, gen, self.conn.send("SET", "error", q, gen=gen, message=text.replace("\n", " | ")[:MAX_MESSAGE])))
         for q, gen, r in replies:
             self.outcome(q, gen, r, "error")
+        if not hits:
+            return "no error recorded", False
+        return " | ".join("%s: %s" % (show(q), self.errors[q][2].replace("\n", " | ")) for q in hits), False
 
     def resolve(self, paths, keep_local):
         """keep local: local over mirror, synced with the gen read first. keep mirror: mirror
@@ -648,6 +681,9 @@ class Engine:
         m = self.mirror
         targets = set(self.matching(self.conflicts, paths))
         targets |= {p for p in paths if not (_lstat(p) and stat.S_ISDIR(_lstat(p).st_mode))}
+        if not targets:
+            return "nothing in conflict there", False
+        failures = []
         for p in sorted(targets):
             rel = m.rel(p)
             self.conflicts.pop(p, None)
@@ -675,14 +711,22 @@ class Engine:
                 self.outcome(p, gen, self.conn.send("SET", "synced", p, gen=gen), "synced")
             else:
                 self.errors[p] = (gen, err[0], err[1])
+                failures.append("%s: %s" % (show(p), err[0]))
                 self.outcome(p, gen, self.conn.send("SET", "error", p, gen=gen, message=err[0][:MAX_MESSAGE]), "error")
         m.save()
+        if failures:
+            return "; ".join(failures), True
+        return "kept the %s copy of %d path(s)" % ("local" if keep_local else "mirror", len(targets)), False
 
     def pause_resume(self):
         self.paused = not self.paused
-        log("paused: changes wait until resumed" if self.paused else "resumed")
+        said = "paused: changes wait until resumed" if self.paused else "resumed"
+        log(said)
+        for r in self.define_toolbar():
+            r.result()
         if not self.paused and self.pending:
             self.flush_pending()
+        return said, False
 
 
 def main(argv=None):
