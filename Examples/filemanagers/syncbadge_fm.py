@@ -213,6 +213,53 @@ def install_badge_image(badge_id, image, rendered=None):
     return True
 
 
+class LoopWatches(object):
+    """The GLib main loop's watches on one Connection: input (read_available) while it is
+    open, output (flush) while the socket has not taken all that was sent."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.watch = None
+        self.out_watch = None
+        self.in_watch = False       # in the input watch's callback: it goes by returning False
+
+    def start(self):
+        self.watch = GLib.io_add_watch(self.conn.fileno(), GLib.PRIORITY_DEFAULT,
+                                       GLib.IOCondition.IN | GLib.IOCondition.HUP | GLib.IOCondition.ERR,
+                                       self._readable)
+        self.want_write()
+
+    def _readable(self, fd, condition):
+        self.in_watch = True
+        try:
+            alive = self.conn.read_available()
+        finally:
+            self.in_watch = False
+        if not alive:
+            self.watch = None
+        return alive
+
+    def want_write(self):
+        if self.conn.wants_write() and self.out_watch is None and self.conn.connected:
+            self.out_watch = GLib.io_add_watch(self.conn.fileno(), GLib.PRIORITY_DEFAULT,
+                                               GLib.IOCondition.OUT, self._writable)
+
+    def _writable(self, fd, condition):
+        more = self.conn.connected and not self.conn.flush()
+        if not more:
+            self.out_watch = None
+        return more
+
+    def stop(self):
+        """Removes both watches (from within the input watch's callback too)."""
+        if self.watch is not None and not self.in_watch:
+            GLib.source_remove(self.watch)
+        self.watch = None
+        if self.out_watch is not None:
+            GLib.source_remove(self.out_watch)
+            self.out_watch = None
+
+
 class Directory(object):
     """One observed directory: its listing (None until OBSERVE answered) and the file
     manager's file objects asked about in it, by name (bytes)."""
@@ -250,9 +297,7 @@ class Core(object):
         self.menu_hooks = []                     # called when menus or toolbar items change
         self.badge_images = {}                   # badge id -> image path installed
         self.calls = set()                       # ActionCalls waiting for an engine's answer
-        self.watch = None
-        self.out_watch = None
-        self.in_watch = False
+        self.io = LoopWatches(self.conn)
         self.retry = None
         self.hello_timer = None
         self.backoff = RECONNECT_FIRST
@@ -261,18 +306,16 @@ class Core(object):
 
     def stop(self):
         """Closes the connection for good (tests; the file managers never unload extensions)."""
-        for source in (self.retry, self.hello_timer, self.out_watch):
+        for source in (self.retry, self.hello_timer):
             if source is not None:
                 GLib.source_remove(source)
-        self.retry = self.hello_timer = self.out_watch = None
+        self.retry = self.hello_timer = None
         for call in list(self.calls):
             call.cancel()
         self.calls.clear()
         self.conn.on_close = None
         self.conn.close("stopped")
-        if self.watch is not None:
-            GLib.source_remove(self.watch)
-            self.watch = None
+        self.io.stop()
 
     # -- the connection --------------------------------------------------------------
 
@@ -288,10 +331,7 @@ class Core(object):
                 _log("no daemon at %s (%s): no badges until one starts" % (self.conn.path, ex.strerror or ex))
             self._schedule_connect()
             return False
-        self.watch = GLib.io_add_watch(self.conn.fileno(), GLib.PRIORITY_DEFAULT,
-                                       GLib.IOCondition.IN | GLib.IOCondition.HUP | GLib.IOCondition.ERR,
-                                       self._readable)
-        self._want_write()
+        self.io.start()
         self.hello_timer = GLib.timeout_add(int(HELLO_WAIT * 1000), self._hello_late)
         return False
 
@@ -306,27 +346,6 @@ class Core(object):
             self.conn.close("the daemon did not answer HELLO within %gs" % HELLO_WAIT)
         return False
 
-    def _readable(self, fd, condition):
-        self.in_watch = True
-        try:
-            alive = self.conn.read_available()
-        finally:
-            self.in_watch = False
-        if not alive:
-            self.watch = None
-        return alive
-
-    def _want_write(self):
-        if self.conn.wants_write() and self.out_watch is None and self.conn.connected:
-            self.out_watch = GLib.io_add_watch(self.conn.fileno(), GLib.PRIORITY_DEFAULT,
-                                               GLib.IOCondition.OUT, self._writable)
-
-    def _writable(self, fd, condition):
-        more = self.conn.connected and not self.conn.flush()
-        if not more:
-            self.out_watch = None
-        return more
-
     def send(self, verb, *fields, on_answer=None, **options):
         """Sends a request if connected; returns its Reply or None."""
         if not self.conn.ready:
@@ -336,7 +355,7 @@ class Core(object):
         except (sb.Disconnected, ValueError) as ex:
             _debug("%s not sent: %s" % (verb, ex))
             return None
-        self._want_write()
+        self.io.want_write()
         return reply
 
     def _hello(self, conn):
@@ -358,12 +377,7 @@ class Core(object):
         self.send("TOOLBAR", on_answer=self._toolbar_answered)
 
     def _closed(self, conn, reason):
-        if self.watch is not None and not self.in_watch:
-            GLib.source_remove(self.watch)
-        self.watch = None
-        if self.out_watch is not None:
-            GLib.source_remove(self.out_watch)
-            self.out_watch = None
+        self.io.stop()
         if not self.said_down:
             self.said_down = True
             _log("disconnected (%s): no badges until the daemon is back" % reason)
@@ -706,21 +720,18 @@ class ActionCall(object):
         self.args = (paths, target, provider)
         self.done = done
         self.finished = False
-        self.watch = self.out_watch = self.timer = None
-        self.in_watch = False
+        self.timer = None
         self.conn = sb.Connection(path=path, role="viewer", name=name, hello_options={"roots": 0},
                                   on_hello=self._hello, on_close=self._closed)
+        self.io = LoopWatches(self.conn)
         try:
             self.conn.connect(timeout=0)
         except OSError as ex:
             self._finish("no daemon answers (%s)" % (ex.strerror or ex), False)
             return
-        self.watch = GLib.io_add_watch(self.conn.fileno(), GLib.PRIORITY_DEFAULT,
-                                       GLib.IOCondition.IN | GLib.IOCondition.HUP | GLib.IOCondition.ERR,
-                                       self._readable)
+        self.io.start()
         # The daemon's own deadline is 10 s; this one covers a daemon that never answers at all.
         self.timer = GLib.timeout_add(int((HELLO_WAIT + sb.viewer.ANSWER_DEADLINE + 3) * 1000), self._late)
-        self._want_write()
 
     def _hello(self, conn):
         paths, target, provider = self.args
@@ -731,7 +742,7 @@ class ActionCall(object):
         except (sb.Disconnected, ValueError) as ex:
             self._finish("not sent: %s" % ex, False)
             return
-        self._want_write()
+        self.io.want_write()
 
     def _answered(self, reply):
         try:
@@ -743,27 +754,6 @@ class ActionCall(object):
             self._finish("the daemon went away", False)
         else:
             self._finish(text or "done", True)
-
-    def _readable(self, fd, condition):
-        self.in_watch = True
-        try:
-            alive = self.conn.read_available()
-        finally:
-            self.in_watch = False
-        if not alive:
-            self.watch = None
-        return alive
-
-    def _want_write(self):
-        if self.conn.wants_write() and self.out_watch is None and self.conn.connected:
-            self.out_watch = GLib.io_add_watch(self.conn.fileno(), GLib.PRIORITY_DEFAULT,
-                                               GLib.IOCondition.OUT, self._writable)
-
-    def _writable(self, fd, condition):
-        more = self.conn.connected and not self.conn.flush()
-        if not more:
-            self.out_watch = None
-        return more
 
     def _closed(self, conn, reason):
         if not self.finished:
@@ -785,12 +775,7 @@ class ActionCall(object):
         if self.timer is not None:
             GLib.source_remove(self.timer)
             self.timer = None
-        if self.out_watch is not None:
-            GLib.source_remove(self.out_watch)
-            self.out_watch = None
-        if self.watch is not None and not self.in_watch:
-            GLib.source_remove(self.watch)
-        self.watch = None
+        self.io.stop()
         self.conn.on_close = None
         self.conn.close("answered")
         if self.done is not None:

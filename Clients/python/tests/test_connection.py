@@ -18,10 +18,12 @@ WEIRD = b"/tmp/a b\nc%\xff\xc3\xa9"
 
 
 class Base(unittest.TestCase):
+    daemon_options = {}         # FakeDaemon's keyword arguments (caps=, answer_timeout=)
+
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="sbpy-")
         self.sock = os.path.join(self.dir, "d.sock")
-        self.daemon = FakeDaemon(self.sock)
+        self.daemon = FakeDaemon(self.sock, **self.daemon_options)
         self.conns = []
 
     def tearDown(self):

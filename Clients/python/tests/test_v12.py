@@ -2,15 +2,14 @@
 UNCLAIM, lease=, `* TOOLBAR` pushes, and wait() until paths are synced, in each outcome."""
 
 import os
-import shutil
-import tempfile
 import threading
 import time
 import unittest
 
 import vectors  # noqa: F401
-from fakedaemon import CAPS_1_2, FakeDaemon
-from syncbadge import (Action, ActionFailed, ActionTimeout, Connection, Disconnected, Item, NoProvider, Provider,
+from fakedaemon import CAPS_1_2
+from test_connection import Base as ConnectionBase
+from syncbadge import (Action, ActionFailed, ActionTimeout, Disconnected, Item, NoProvider, Provider,
                        ServerError, Toolbar, Viewer, WaitFailed, WaitState, WaitTimeout, codec, wait)
 
 ROOT = b"/sync"
@@ -18,30 +17,19 @@ FILE = b"/sync/report.odt"
 DIR = b"/sync/docs"
 
 
-class Base(unittest.TestCase):
-    caps = CAPS_1_2
-    answer_timeout = 10.0
+class Base(ConnectionBase):
+    """The fake daemon of version 1.2 (every cap), with a root, a file and a directory."""
+    daemon_options = {"caps": CAPS_1_2}
 
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="sbpy12-")
-        self.sock = os.path.join(self.dir, "d.sock")
-        self.daemon = FakeDaemon(self.sock, caps=self.caps, answer_timeout=self.answer_timeout)
+        ConnectionBase.setUp(self)
         self.daemon.add_root(ROOT)
         self.daemon.put(FILE, "pending")
         self.daemon.put(DIR, "synced", kind="dir", counts="synced:1")
         self.daemon.put(DIR + b"/a.txt", "synced")
-        self.conns = []
-
-    def tearDown(self):
-        for c in self.conns:
-            c.close()
-        self.daemon.stop()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
     def connection(self, role="viewer", name="viewer", **kw):
-        c = Connection(self.sock, role=role, name=name, **kw)
-        self.conns.append(c)
-        return c.open()
+        return ConnectionBase.connection(self, role=role, name=name, **kw).open()
 
     def engine(self, name="engine", toolbar=None):
         conn = self.connection("provider", name, threaded=True)
@@ -58,10 +46,6 @@ class Base(unittest.TestCase):
             if m is not None and m.kind == kind:
                 return m
         self.fail("no * %s push within %gs" % (kind, timeout))
-
-    def verbs(self, name):
-        """The verbs of the requests from connections... in order (the fake keeps them all)."""
-        return [r.verb for r in self.daemon.requests]
 
 
 class Engines(Base):
@@ -127,7 +111,7 @@ class Engines(Base):
 
 
 class Answers(Base):
-    answer_timeout = 0.5
+    daemon_options = {"caps": CAPS_1_2, "answer_timeout": 0.5}
 
     def answering(self, engine, reply):
         """The engine's loop: each `* ACTION` answered by reply(action) -> (message, failed),
@@ -218,7 +202,7 @@ class Answers(Base):
 
 
 class WithoutTheCaps(Base):
-    caps = "observe,menus"
+    daemon_options = {"caps": "observe,menus"}
 
     def test_no_reply_asked_and_the_delivery_is_the_answer(self):
         engine = self.engine()
@@ -255,7 +239,7 @@ class Toolbars(Base):
         self.assertEqual(Toolbar.from_message(self.next_kind(watcher, "TOOLBAR")).name, "Resume syncing")
         engine.unclaim(ROOT).result(5)
         gone = self.next_kind(watcher, "TOOLBAR")
-        self.assertEqual(gone.raw, b"* TOOLBAR removed provider=engine")
+        self.assertEqual(gone.raw, b"* TOOLBAR provider=engine removed")
         self.assertEqual(Toolbar.from_message(gone), Toolbar(None, None, "engine", None, True))
         engine.claim(ROOT).result(5)
         self.assertFalse(Toolbar.from_message(self.next_kind(watcher, "TOOLBAR")).removed)
@@ -403,10 +387,7 @@ class DataLines(Base):
     def test_data_lines_reach_their_callback_in_order_with_pushes(self):
         for threaded in (False, True):
             order = []
-            c = Connection(self.sock, name="t", threaded=threaded,
-                           on_push=lambda m: order.append(("push", m.kind, m.fields[0])))
-            self.conns.append(c)
-            c.open()
+            c = self.connection(threaded=threaded, on_push=lambda m: order.append(("push", m.kind, m.fields[0])))
             c.send("SPLIT", FILE, on_data=lambda m: order.append(("data", m.kind, m.fields[0])),
                    on_answer=lambda r: order.append(("final", r.final.kind))).result(5)
             self.assertEqual(order, [("data", "DATA", FILE), ("push", "GONE", FILE), ("final", "OK")])
