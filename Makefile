@@ -14,6 +14,10 @@ APT_PACKAGES := libinotifytools0-dev inotify-tools libsqlite3-dev socat rsync py
 # notify-send. Installed without their recommends, which would be most of a desktop.
 APT_PACKAGES_LEAN := nautilus python3-nautilus nemo nemo-python caja python3-caja xvfb xauth dbus dbus-x11 \
   imagemagick xdotool librsvg2-bin libnotify-bin
+# The Dolphin plugins (Clients/dolphin): Dolphin, the KF5/Qt 5 headers, CMake and ECM to build them,
+# Breeze (Plasma's icon theme, which has no emblem-default: the tests draw what users see); vifm
+# for its column (Examples/vifm).
+APT_PACKAGES_LEAN += dolphin libkf5kio-dev extra-cmake-modules qtbase5-dev cmake g++ breeze-icon-theme vifm
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 PREFIX ?= /usr/local
@@ -28,7 +32,8 @@ SHARE := $(DESTDIR)$(PREFIX)/share
 UNITS := $(DESTDIR)$(PREFIX)/lib/systemd/user
 
 .PHONY: all deps build test test-python test-filemanagers test-repeat demo clean release install uninstall bench reliability fuzz \
-  install-filemanagers install-user uninstall-filemanagers uninstall-user screenshots
+  install-filemanagers install-user uninstall-filemanagers uninstall-user screenshots \
+  dolphin test-dolphin test-vifm install-dolphin uninstall-dolphin install-emblems
 
 all: build
 
@@ -55,6 +60,8 @@ test: deps
 	$(MAKE) test-python
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(MAKE) test-filemanagers
+	$(MAKE) test-dolphin
+	$(MAKE) test-vifm
 	$(SWIFT) test --skip-build $(SWIFT_FLAGS)
 
 # Nautilus, Nemo and Caja with the extension, headless, against this build's daemon
@@ -69,9 +76,37 @@ test-filemanagers: deps
 	  xvfb-run -a -s '-screen 0 1280x800x24' dbus-run-session -- \
 	  /usr/bin/python3 -m unittest discover -s Examples/filemanagers/tests -v
 
-# docs/images/{nautilus,nemo,caja}.png, taken by the same test run.
+# docs/images/{nautilus,nemo,caja,dolphin}.png, taken by the same test runs.
 screenshots:
 	$(MAKE) test-filemanagers SYNCBADGE_FM_SCREENSHOTS=$(abspath docs/images)
+	$(MAKE) test-dolphin SYNCBADGE_DOLPHIN_SCREENSHOTS=$(abspath docs/images)
+
+# The Dolphin plugins (Clients/dolphin), built with CMake in $(DOLPHIN_BUILD).
+DOLPHIN_BUILD := $(SCRATCH)/dolphin
+DOLPHIN_CMAKE := cmake -S Clients/dolphin -B $(DOLPHIN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -Wno-dev
+MULTIARCH := $(shell gcc -print-multiarch 2>/dev/null)
+dolphin: deps
+	$(DOLPHIN_CMAKE) > /dev/null
+	cmake --build $(DOLPHIN_BUILD) -j2
+
+# The C++ codec against Tests/Vectors/wire.tsv and the overlay cache's logic (QtTest: each prints
+# its Totals line), then Dolphin under Xvfb with the plugins as `make install-user` puts them,
+# against this build's daemon. Screenshots of a failing run stay in $(SCRATCH)/dolphin-artifacts.
+test-dolphin: dolphin
+	@for t in test_wire test_cache; do \
+	  out=$$($(DOLPHIN_BUILD)/bin/$$t 2>&1) || { echo "$$out"; exit 1; }; echo "$$t: $$(echo "$$out" | grep '^Totals:')"; \
+	done
+	$(SWIFT) build $(SWIFT_FLAGS) --product syncbadged
+	PATH=/usr/bin:$$PATH SYNCBADGED=$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/syncbadged \
+	  SYNCBADGE_DOLPHIN_ARTIFACTS=$(abspath $(SCRATCH))/dolphin-artifacts \
+	  xvfb-run -a -s '-screen 0 1280x800x24' dbus-run-session -- \
+	  /usr/bin/python3 -m unittest discover -s Clients/dolphin/tests -p 'test_*.py' -v
+
+# vifm's SyncBadge column (Examples/vifm) in tmux, against this build's daemon.
+test-vifm: deps
+	$(SWIFT) build $(SWIFT_FLAGS) --product syncbadged
+	SYNCBADGED=$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/syncbadged \
+	  python3 -m unittest discover -s Examples/vifm/tests -v
 
 # The Python client package (Clients/python), and the shell prompts' and the C helpers' codecs,
 # against Tests/Vectors/wire.tsv and a fake daemon: standard library unittest, any python3 >= 3.9,
@@ -165,6 +200,8 @@ install: release
 	$(BIN)/syncbadge --generate-completion-script fish > $(SHARE)/fish/vendor_completions.d/syncbadge.fish
 	install -m 644 $(SCRATCH)/man/*.1 $(SHARE)/man/man1/
 	$(MAKE) install-filemanagers PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	$(MAKE) install-dolphin PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	$(MAKE) install-vifm VIFM_SHARE=$(SHARE)
 	@echo "installed under $(DESTDIR)$(PREFIX); enable on demand start with: systemctl --user enable --now syncbadged.socket"
 	@echo "with Syncthing: systemctl --user enable --now syncbadge-syncthing.service"
 
@@ -190,6 +227,11 @@ install-filemanagers:
 	    echo "extension for $$fm: $$dir/syncbadge_fm.py"; \
 	  fi; \
 	done
+	$(MAKE) install-emblems FM_SHARE=$(FM_SHARE)
+	@echo "emblems in $(FM_SHARE)/icons/hicolor; restart the file manager (nautilus -q, nemo --quit, caja -q)"
+
+# The badges as emblem icons emblem-syncbadge-<id> in $(FM_SHARE)/icons/hicolor (GTK and Dolphin).
+install-emblems:
 	@command -v rsvg-convert >/dev/null || { echo "rsvg-convert is missing (apt-get install librsvg2-bin)" >&2; exit 1; }
 	install -d $(FM_SHARE)/icons/hicolor/scalable/emblems
 	@grep -v "^#" Badges/badges.tsv | while IFS='	' read -r id label glyph ascii color image; do \
@@ -201,15 +243,51 @@ install-filemanagers:
 	  done; \
 	done
 	$(ICON_CACHE)
-	@echo "emblems in $(FM_SHARE)/icons/hicolor; restart the file manager (nautilus -q, nemo --quit, caja -q)"
 
-# The extension and the emblems into your own ~/.local/share, nothing else (no Swift build).
+# The Dolphin plugins into $(DOLPHIN_PLUGINDIR)/kf5/{overlayicon,kfileitemaction}: Qt's own plugin
+# directory (`qtpaths --plugin-dir`), or $(PREFIX)/lib/<multiarch>/qt5/plugins for a prefix in your
+# home (QT_PLUGIN_PATH finds it, README.md). Without the KF5 development files this says so and
+# installs nothing.
+DOLPHIN_PLUGINDIR ?= $(if $(filter $(HOME)/%,$(PREFIX)),$(DESTDIR)$(PREFIX)/lib/$(MULTIARCH)/qt5/plugins,$(DESTDIR)$(shell qtpaths --plugin-dir 2>/dev/null))
+install-dolphin:
+	@mkdir -p $(SCRATCH); \
+	if ! $(DOLPHIN_CMAKE) > $(SCRATCH)/dolphin-cmake.log 2>&1 || [ -z "$(DOLPHIN_PLUGINDIR)" ]; then \
+	  echo "Dolphin plugins skipped: no KF5/Qt 5 development files (apt-get install libkf5kio-dev extra-cmake-modules qtbase5-dev cmake g++; $(SCRATCH)/dolphin-cmake.log says more)"; \
+	  exit 0; \
+	fi; \
+	cmake --build $(DOLPHIN_BUILD) -j2 > $(SCRATCH)/dolphin-build.log 2>&1 || { cat $(SCRATCH)/dolphin-build.log; exit 1; }; \
+	install -d $(DOLPHIN_PLUGINDIR)/kf5/overlayicon $(DOLPHIN_PLUGINDIR)/kf5/kfileitemaction && \
+	install -s -m 644 $(DOLPHIN_BUILD)/bin/kf5/overlayicon/syncbadge_overlay.so $(DOLPHIN_PLUGINDIR)/kf5/overlayicon/ && \
+	install -s -m 644 $(DOLPHIN_BUILD)/bin/kf5/kfileitemaction/syncbadge_actions.so $(DOLPHIN_PLUGINDIR)/kf5/kfileitemaction/ && \
+	echo "Dolphin plugins in $(DOLPHIN_PLUGINDIR)/kf5/{overlayicon,kfileitemaction}; restart Dolphin"
+
+uninstall-dolphin:
+	rm -f $(DOLPHIN_PLUGINDIR)/kf5/overlayicon/syncbadge_overlay.so $(DOLPHIN_PLUGINDIR)/kf5/kfileitemaction/syncbadge_actions.so
+
+# vifm's column (Examples/vifm): the plugin and its helper under $(VIFM_SHARE)/syncbadge/vifm
+# (the helper finds the Python package at ../python); README there says how vifm loads it.
+VIFM_SHARE ?= $(SHARE)
+install-vifm:
+	install -d $(VIFM_SHARE)/syncbadge/vifm/syncbadge $(VIFM_SHARE)/syncbadge/python/syncbadge
+	install -m 644 Examples/vifm/syncbadge/init.lua $(VIFM_SHARE)/syncbadge/vifm/syncbadge/
+	install -m 755 Examples/vifm/syncbadge-vifm $(VIFM_SHARE)/syncbadge/vifm/
+	install -m 644 Clients/python/syncbadge/*.py $(VIFM_SHARE)/syncbadge/python/syncbadge/
+
+# The extension and the emblems into your own ~/.local/share, the Dolphin plugins into
+# $(USER_PREFIX)/lib/<multiarch>/qt5/plugins (~/.local unless PREFIX=P is given; the emblems also go
+# to P/share then) and vifm's column: nothing else (no Swift build).
 USER_SHARE := $(or $(XDG_DATA_HOME),$(HOME)/.local/share)
+USER_PREFIX := $(if $(filter command line,$(origin PREFIX)),$(PREFIX),$(HOME)/.local)
 install-user:
 	$(MAKE) install-filemanagers FM_SHARE=$(USER_SHARE) FM_EXT_SHARE=$(USER_SHARE)
+	$(MAKE) install-dolphin DOLPHIN_PLUGINDIR=$(USER_PREFIX)/lib/$(MULTIARCH)/qt5/plugins
+	@if [ "$(abspath $(USER_PREFIX)/share)" != "$(abspath $(USER_SHARE))" ]; then $(MAKE) install-emblems FM_SHARE=$(USER_PREFIX)/share; fi
+	$(MAKE) install-vifm VIFM_SHARE=$(USER_SHARE)
 
 uninstall-user:
 	$(MAKE) uninstall-filemanagers FM_SHARE=$(USER_SHARE) FM_EXT_SHARE=$(USER_SHARE)
+	$(MAKE) uninstall-dolphin DOLPHIN_PLUGINDIR=$(USER_PREFIX)/lib/$(MULTIARCH)/qt5/plugins
+	rm -rf $(USER_SHARE)/syncbadge/vifm
 	@# The Python package too, unless `make install` put more there (the ranger plugin uses it).
 	@if [ "$$(ls $(USER_SHARE)/syncbadge 2>/dev/null)" = python ]; then rm -rf $(USER_SHARE)/syncbadge; fi
 
@@ -220,7 +298,7 @@ uninstall-filemanagers:
 	rm -rf $(FM_SHARE)/syncbadge/filemanagers
 	$(ICON_CACHE)
 
-uninstall: uninstall-filemanagers
+uninstall: uninstall-filemanagers uninstall-dolphin
 	rm -f $(BIN)/syncbadged $(BIN)/syncbadge $(BIN)/syncbadge-syncthing $(UNITS)/syncbadged.service $(UNITS)/syncbadged.socket \
 	  $(UNITS)/syncbadge-syncthing.service
 	rm -f $(SHARE)/bash-completion/completions/syncbadge $(SHARE)/zsh/site-functions/_syncbadge \

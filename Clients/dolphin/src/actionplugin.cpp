@@ -87,9 +87,28 @@ void ActionCore::onHello(bool newEpoch)
     askToolbar();
 }
 
+bool ActionCore::startMenu()
+{
+    m_deadline.setRemainingTime(MenuWait);
+    return m_conn.waitReady(left());
+}
+
+int ActionCore::left() const
+{
+    return int(qMax<qint64>(0, m_deadline.remainingTime()));
+}
+
+QVector<Toolbar> ActionCore::toolbars()
+{
+    if (m_toolbarTag != 0 && !m_conn.answered(m_toolbarTag)) {
+        m_conn.wait(m_toolbarTag, left());
+    }
+    return m_toolbars;
+}
+
 void ActionCore::askToolbar()
 {
-    m_conn.send("TOOLBAR", {}, {}, [this](const Reply &reply) {
+    m_toolbarTag = m_conn.send("TOOLBAR", {}, {}, [this](const Reply &reply) {
         if (!reply.ok()) {
             return;
         }
@@ -125,7 +144,6 @@ void ActionCore::onPush(const Message &m)
 std::optional<QVector<MenuEntry>> ActionCore::menu(const QByteArray &kind, const QVector<QByteArray> &paths, const QByteArray &target,
                                                    const QByteArray &provider)
 {
-    m_conn.start();
     Options options{{"target", target.isEmpty() ? QByteArray() : target}, {"provider", provider.isEmpty() ? QByteArray() : provider}};
     QVector<QByteArray> fields{kind};
     fields += paths;
@@ -144,7 +162,7 @@ std::optional<QVector<MenuEntry>> ActionCore::menu(const QByteArray &kind, const
     if (tag == 0) {
         return std::nullopt;
     }
-    if (!m_conn.wait(tag, MenuWait)) {
+    if (!m_conn.wait(tag, left())) {
         debug(QStringLiteral("MENU %1: no answer within %2 ms").arg(QString::fromUtf8(kind)).arg(MenuWait));
         return std::nullopt;
     }
@@ -230,13 +248,17 @@ QList<QAction *> SyncBadgeActionPlugin::actions(const KFileItemListProperties &f
     m_menus.clear();
     ActionCore *core = ActionCore::instance();
     const QList<QUrl> urls = fileItemInfos.urlList();
-    if (urls.isEmpty() || !core->ready()) {
+    if (urls.isEmpty()) {
         return {};
     }
     for (const QUrl &url : urls) {
         if (!url.isLocalFile()) {
             return {};
         }
+    }
+    if (!core->startMenu()) {
+        debug(QStringLiteral("no menu: no daemon answers"));
+        return {};
     }
     if (urls.size() == 1 && fileItemInfos.isDirectory() && isViewedDirectory(parentWidget, urls.first())) {
         // The background: the directory's own items, then each engine's toolbar item.

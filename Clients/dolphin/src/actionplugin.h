@@ -9,6 +9,7 @@
 
 #include <KAbstractFileItemActionPlugin>
 
+#include <QDeadlineTimer>
 #include <QPointer>
 
 class QMenu;
@@ -33,8 +34,11 @@ class ActionCore : public QObject {
 public:
     static ActionCore *instance();
 
-    bool ready() const { return m_conn.ready(); }
-    QVector<Toolbar> toolbars() const { return m_toolbars; }
+    // A context menu is being built: from now on it may wait for the daemon MenuWait ms in all.
+    // False when no daemon answers within that time.
+    bool startMenu();
+    // The engines' toolbar items (waiting for them within the menu's time when still asked).
+    QVector<Toolbar> toolbars();
     // The MENUITEMs of a request: the cached answer to the same request at once (asking again
     // for next time), else the daemon's within MenuWait ms; nullopt without an answer.
     std::optional<QVector<MenuEntry>> menu(const QByteArray &kind, const QVector<QByteArray> &paths, const QByteArray &target,
@@ -49,7 +53,11 @@ private:
     void askToolbar();
     void notify(const QString &summary, const QString &body, bool ok);
 
+    int left() const;
+
     Connection m_conn;
+    QDeadlineTimer m_deadline;
+    int m_toolbarTag = 0;
     QHash<QByteArray, QVector<MenuEntry>> m_menus;  // request line -> its answer
     QVector<Toolbar> m_toolbars;
 };

@@ -237,6 +237,26 @@ int Connection::send(const QByteArray &verb, const QVector<QByteArray> &fields, 
     return tag;
 }
 
+bool Connection::waitReady(int msec)
+{
+    if (m_ready) {
+        return true;
+    }
+    QElapsedTimer clock;
+    clock.start();
+    if (!m_socket) {
+        m_retry.stop();
+        connectNow();
+    }
+    if (m_socket && m_socket->state() != QLocalSocket::ConnectedState) {
+        m_socket->waitForConnected(msec);
+    }
+    if (m_helloTag != 0 && !m_ready) {
+        wait(m_helloTag, msec - int(clock.elapsed()));
+    }
+    return m_ready;
+}
+
 bool Connection::wait(int tag, int msec)
 {
     QElapsedTimer clock;

@@ -47,6 +47,9 @@ public:
     // event loop does not run meanwhile). True when it was answered.
     bool wait(int tag, int msec);
     bool answered(int tag) const { return tag != 0 && !m_pending.contains(tag); }
+    // Connects now if not connected, and blocks at most `msec` for HELLO's answer (a menu built
+    // before the connection is up). True when ready.
+    bool waitReady(int msec);
 
 Q_SIGNALS:
     // HELLO was answered; `newEpoch`: another daemon than before (or the first).
