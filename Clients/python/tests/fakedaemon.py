@@ -20,7 +20,7 @@ PROTOCOL.md says, without the daemon's own logic (no watcher, no roll-up: a test
 directory's state itself):
 
     ROOTS, STATUS, OBSERVE [list=0], UNOBSERVE, CLAIM, UNCLAIM, SET [lease=], DEFINE-TOOLBAR,
-    TOOLBAR, ACTION [reply=1] [provider=], ANSWER
+    TOOLBAR, ACTION [reply=1] [provider=], ANSWER, and MENU (always empty)
 
 `* ITEM` goes to the observers of an entry's parent and of the entry itself; `* ROOT` and
 `* TOOLBAR` to every connection that did not say roots=0. An ACTION with reply=1 (where the
@@ -414,8 +414,13 @@ class FakeDaemon(object):
             self.push_all("TOOLBAR", [], self._toolbar_options(client), roots_only=True)
 
     def _push_toolbar_removed(self, client):
+        """`* TOOLBAR provider=<name> removed`, the option first as the contract writes it."""
         if "toolbar-push" in self.caps:
-            self.push_all("TOOLBAR", ["removed"], [("provider", client.name)], roots_only=True)
+            line = b"* TOOLBAR provider=" + codec.encode(client.name) + b" removed\n"
+            with self._lock:
+                clients = [c for c in self._conns.values() if c.roots]
+            for c in clients:
+                c.write(line)
 
     def _verb_TOOLBAR(self, client, req):
         with self._lock:
@@ -424,6 +429,9 @@ class FakeDaemon(object):
         for c in engines:
             client.send(req.tag, "TOOLBAR", [], self._toolbar_options(c))
         client.send(req.tag, "OK")
+
+    def _verb_MENU(self, client, req):
+        client.send(req.tag, "OK")          # no menus here: only the toolbar lines matter
 
     def _verb_ACTION(self, client, req):
         action_id, paths = req.fields[0], req.fields[1:]
