@@ -156,7 +156,6 @@ def toolbars_of(reply):
 
 DONE_STATES = frozenset(["synced", "ignored"])
 FAILED_STATES = frozenset(["error", "conflict"])
-GONE = codec.Item(b"", "synced", "synced", "gone")   # a tombstone that went: its deletion is synced
 
 
 class WaitFailed(Exception):
@@ -207,28 +206,24 @@ class WaitState(object):
             (item.state, item.progress, item.message, item.counts, item.kind)
 
     def update_gone(self, path):
-        """The path's entry and tombstone are both gone."""
-        if path in self.items and self.items[path] is not GONE:
-            self.items[path] = GONE
-            return True
-        return False
+        """The path's entry and tombstone are both gone: it stands as ``synced`` of kind
+        ``gone`` (a tombstone is dropped when it is set synced)."""
+        return self.update(codec.Item(path, "synced", "synced", "gone"))
 
     def failed(self):
         """(path, Item) of the first path in error, conflict or outside, else None."""
         for p in self.paths:
             item = self.items[p]
-            if item is not None and item is not GONE and (item.state in FAILED_STATES or item.state == "outside"):
+            if item is not None and (item.state in FAILED_STATES or item.state == "outside"):
                 return p, item
         return None
 
     def done(self):
-        return all(self.items[p] is GONE or (self.items[p] is not None and self.items[p].state in DONE_STATES)
-                   for p in self.paths)
+        return not self.left()
 
     def left(self):
         """{path: Item or None} of the paths not synced yet."""
-        return dict((p, i) for p, i in self.items.items()
-                    if not (i is GONE or (i is not None and i.state in DONE_STATES)))
+        return dict((p, i) for p, i in self.items.items() if i is None or i.state not in DONE_STATES)
 
 
 def _parent(path):

@@ -344,7 +344,7 @@ class Waiting(Base):
     def test_a_deletion_synced_drops_the_tombstone(self):
         self.daemon.put(FILE, "pending", kind="gone")
         out, _ = self.wait([FILE], steps=[lambda: self.daemon.remove(FILE)])
-        self.assertEqual(out[FILE].kind, "gone")
+        self.assertEqual(out[FILE], Item(FILE, "synced", "synced", "gone"))
 
     def test_relative_paths_and_str(self):
         here = os.getcwd()
