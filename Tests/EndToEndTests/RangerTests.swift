@@ -181,7 +181,7 @@ struct RangerTests {
         let failed = try e.waitForPush(timeout: 10, "* ACTION sync.now") { $0.kind == "ACTION" }
         let failedToken = try #require(failed.option("reply"))
         _ = try e.request("ANSWER", [.word(failedToken), .option("message", "disk full"), .option("failed", "1")])
-        try ranger.wait(for: "syncbadge: sync.now: the engine could not do sync.now: disk full")
+        try ranger.wait(for: "syncbadge: sync.now: failed: disk full")
 
         // Meanwhile ranger's own connection was never held: a SET shows at once while an
         // action waits for its answer.

@@ -46,14 +46,14 @@ class ActionFailed(_ActionError):
     it said."""
 
     def __str__(self):
-        return "the engine could not do %s%s" % (self.action_id, ": " + self.message if self.message else "")
+        return "failed" + (": " + self.message if self.message else "")
 
 
 class ActionTimeout(_ActionError):
     """``ERR timeout``: the engine did not answer within ANSWER_DEADLINE seconds."""
 
     def __str__(self):
-        return "the engine did not answer %s within %d seconds" % (self.action_id, ANSWER_DEADLINE)
+        return "the engine did not answer within %d seconds" % ANSWER_DEADLINE
 
 
 class NoProvider(_ActionError):
@@ -61,7 +61,7 @@ class NoProvider(_ActionError):
     it answered."""
 
     def __str__(self):
-        return "no sync engine answered %s%s" % (self.action_id, ": " + self.message if self.message else "")
+        return self.message or "no sync engine handles %s there" % self.action_id
 
 
 _ACTION_ERRORS = {"failed": ActionFailed, "timeout": ActionTimeout, "no-provider": NoProvider}

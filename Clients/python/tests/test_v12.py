@@ -153,7 +153,7 @@ class Answers(Base):
         with self.assertRaises(ActionFailed) as cm:
             viewer.action("sync.now", FILE)
         self.assertEqual((cm.exception.code, cm.exception.message), ("failed", "rsync: Permission denied (13)"))
-        self.assertEqual(str(cm.exception), "the engine could not do sync.now: rsync: Permission denied (13)")
+        self.assertEqual(str(cm.exception), "failed: rsync: Permission denied (13)")
         self.assertIsInstance(cm.exception, ServerError)
 
     def test_no_answer_in_time_and_a_late_answer(self):
@@ -163,7 +163,7 @@ class Answers(Base):
         with self.assertRaises(ActionTimeout) as cm:
             viewer.action("sync.now", FILE)
         self.assertEqual(cm.exception.code, "timeout")
-        self.assertIn("did not answer sync.now within 10 seconds", str(cm.exception))
+        self.assertEqual("the engine did not answer within 10 seconds", str(cm.exception))
         with self.assertRaises(ServerError) as cm:
             engine.answer(seen[0], "too late").result(5)
         self.assertEqual(cm.exception.code, "not-found")
@@ -178,8 +178,9 @@ class Answers(Base):
 
     def test_no_engine(self):
         viewer = Viewer(self.connection())
-        with self.assertRaises(NoProvider):
+        with self.assertRaises(NoProvider) as cm:
             viewer.action("sync.now", FILE)
+        self.assertEqual(str(cm.exception), "no sync engine handles sync.now there")
 
     def test_later_requests_wait_behind_it_and_pushes_do_not(self):
         engine = self.engine()
