@@ -26,14 +26,15 @@ DESTDIR ?=
 # links it so only when SYNCBADGE_STATIC_CLI=1: that flag needs --static-swift-stdlib). Every
 # release invocation exports it, so that they all read the manifest the same way.
 RELEASE_FLAGS = -c release --static-swift-stdlib $(SWIFT_FLAGS)
-release install bench reliability: export SYNCBADGE_STATIC_CLI = 1
+release install install-files bench reliability: export SYNCBADGE_STATIC_CLI = 1
 BIN := $(DESTDIR)$(PREFIX)/bin
 SHARE := $(DESTDIR)$(PREFIX)/share
 UNITS := $(DESTDIR)$(PREFIX)/lib/systemd/user
 
 .PHONY: all deps build test test-python test-filemanagers test-repeat demo clean release install uninstall bench reliability fuzz \
   install-filemanagers install-user uninstall-filemanagers uninstall-user screenshots \
-  dolphin test-dolphin test-vifm install-dolphin uninstall-dolphin install-emblems
+  dolphin test-dolphin test-vifm install-dolphin uninstall-dolphin install-emblems \
+  install-files deb test-package
 
 all: build
 
@@ -179,6 +180,11 @@ release: deps
 	done
 
 install: release
+	$(MAKE) install-files
+
+# What `install` copies, from the release build already made (debian/rules runs it with
+# PREFIX=/usr DESTDIR=debian/tmp FM_ALL=1, docs/PACKAGING.md).
+install-files:
 	install -d $(BIN) $(SHARE)/syncbadge/badges $(SHARE)/syncbadge/prompt $(SHARE)/syncbadge/ranger \
 	  $(SHARE)/syncbadge/providers $(SHARE)/syncbadge/python/syncbadge $(UNITS) $(SHARE)/man/man1 \
 	  $(SHARE)/bash-completion/completions $(SHARE)/zsh/site-functions $(SHARE)/fish/vendor_completions.d
@@ -245,10 +251,10 @@ install-emblems:
 	$(ICON_CACHE)
 
 # The Dolphin plugins into $(DOLPHIN_PLUGINDIR)/kf5/{overlayicon,kfileitemaction}: Qt's own plugin
-# directory (`qtpaths --plugin-dir`), or $(PREFIX)/lib/<multiarch>/qt5/plugins for a prefix in your
+# directory (`qtpaths --plugin-dir`, or qmake's answer where qtpaths is not installed), or $(PREFIX)/lib/<multiarch>/qt5/plugins for a prefix in your
 # home (QT_PLUGIN_PATH finds it, README.md). Without the KF5 development files this says so and
 # installs nothing.
-DOLPHIN_PLUGINDIR ?= $(if $(filter $(HOME)/%,$(PREFIX)),$(DESTDIR)$(PREFIX)/lib/$(MULTIARCH)/qt5/plugins,$(DESTDIR)$(shell qtpaths --plugin-dir 2>/dev/null))
+DOLPHIN_PLUGINDIR ?= $(if $(filter $(HOME)/%,$(PREFIX)),$(DESTDIR)$(PREFIX)/lib/$(MULTIARCH)/qt5/plugins,$(DESTDIR)$(shell qtpaths --plugin-dir 2>/dev/null || qmake -query QT_INSTALL_PLUGINS 2>/dev/null))
 install-dolphin:
 	@mkdir -p $(SCRATCH); \
 	if ! $(DOLPHIN_CMAKE) > $(SCRATCH)/dolphin-cmake.log 2>&1 || [ -z "$(DOLPHIN_PLUGINDIR)" ]; then \
@@ -265,12 +271,12 @@ uninstall-dolphin:
 	rm -f $(DOLPHIN_PLUGINDIR)/kf5/overlayicon/syncbadge_overlay.so $(DOLPHIN_PLUGINDIR)/kf5/kfileitemaction/syncbadge_actions.so
 
 # vifm's column (Examples/vifm): the plugin and its helper under $(VIFM_SHARE)/syncbadge/vifm
-# (the helper finds the Python package at ../python); README there says how vifm loads it.
+# (the helper finds the Python package at ../../python); README there says how vifm loads it.
 VIFM_SHARE ?= $(SHARE)
 install-vifm:
 	install -d $(VIFM_SHARE)/syncbadge/vifm/syncbadge $(VIFM_SHARE)/syncbadge/python/syncbadge
 	install -m 644 Examples/vifm/syncbadge/init.lua $(VIFM_SHARE)/syncbadge/vifm/syncbadge/
-	install -m 755 Examples/vifm/syncbadge-vifm $(VIFM_SHARE)/syncbadge/vifm/
+	install -m 755 Examples/vifm/syncbadge/syncbadge-vifm $(VIFM_SHARE)/syncbadge/vifm/syncbadge/
 	install -m 644 Clients/python/syncbadge/*.py $(VIFM_SHARE)/syncbadge/python/syncbadge/
 
 # The extension and the emblems into your own ~/.local/share, the Dolphin plugins into
@@ -307,6 +313,30 @@ uninstall: uninstall-filemanagers uninstall-dolphin
 	  $(SHARE)/man/man1/syncbadged.*.1 $(SHARE)/man/man1/syncbadge-syncthing.1 \
 	  $(SHARE)/man/man1/syncbadge-syncthing.*.1
 	rm -rf $(SHARE)/syncbadge
+
+# Debian packages into dist/ (docs/PACKAGING.md): dpkg-buildpackage and debhelper over the same
+# `make release` and `make install-files` as `make install`, in $(SCRATCH), so a release build
+# made there before is reused. The Swift toolchain must be on the PATH (Debian has none).
+# Dolphin's package is built when Clients/dolphin is there, the git adapter's when
+# `make release` builds syncbadge-git (build profiles pkg.syncbadge.dolphin, pkg.syncbadge.git).
+APT_PACKAGES_DEB := debhelper dh-python dpkg-dev fakeroot lintian python3 librsvg2-bin
+DEB_PROFILES = $(subst $(eval) ,$(comma),$(strip \
+  $(if $(wildcard Clients/dolphin/CMakeLists.txt),pkg.syncbadge.dolphin) \
+  $(if $(shell sed -n '/^release:/,/^$$/p' Makefile | grep syncbadge-git),pkg.syncbadge.git)))
+comma := ,
+deb:
+	$(MAKE) deps APT_PACKAGES="$(APT_PACKAGES_DEB)" APT_PACKAGES_LEAN=
+	rm -rf dist && mkdir -p dist
+	dpkg-buildpackage -b -us -uc $(if $(DEB_PROFILES),-P$(DEB_PROFILES)) \
+	  --buildinfo-option=-udist --buildinfo-file=dist/syncbadge.buildinfo \
+	  --changes-option=-udist --changes-file=dist/syncbadge.changes \
+	  --rules-file='debian/rules SCRATCH=$(SCRATCH)'
+	@ls -l dist/*.deb
+
+# The packages installed with apt, used, and purged (Tests/Packaging/test-package.sh): it changes
+# the system's packages, so it runs only with CI=true or SYNCBADGE_TEST_PACKAGE=1.
+test-package:
+	SCRATCH=$(SCRATCH) MAKE="$(MAKE)" Tests/Packaging/test-package.sh
 
 clean:
 	rm -rf $(SCRATCH)

@@ -236,8 +236,9 @@ class DolphinTests(unittest.TestCase):
         push = self.engine_action(engine, "engine.pause")
         self.assertEqual(push.opt("from"), "dolphin")
         if "action-reply" in caps:
-            engine.request("ANSWER", push.opt("reply"), message="paused", timeout=10)
-            self.assertEqual(self.wait_note("Sync: Pause syncing")["body"], "paused")
+            # An engine that says it failed: its message, as an error.
+            engine.request("ANSWER", push.opt("reply"), message="no network", failed=1, timeout=10)
+            self.assertEqual(self.wait_note("Sync: Pause syncing")["body"], "failed: no network")
         else:
             self.wait_note("Sync: Pause syncing")
         self.wait_emblems("the emblems with the menus closed", changed)
