@@ -121,7 +121,8 @@ test-python:
 N ?= 20
 test-repeat: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
-	python3 Tests/repeat.py -n $(N) --swift $(SWIFT) --scratch $(SCRATCH) --also test-python --also test-filemanagers
+	python3 Tests/repeat.py -n $(N) --swift $(SWIFT) --scratch $(SCRATCH) --also test-python --also test-filemanagers \
+	  --also test-dolphin --also test-vifm
 
 demo: build
 	@Examples/demo/demo.sh

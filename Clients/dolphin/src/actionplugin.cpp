@@ -15,6 +15,8 @@
 #include <QMenu>
 #include <QTimer>
 
+#include <utility>
+
 K_PLUGIN_CLASS_WITH_JSON(SyncBadgeActionPlugin, "syncbadge_actions.json")
 
 using namespace SyncBadge;
@@ -233,14 +235,14 @@ SyncBadgeActionPlugin::SyncBadgeActionPlugin(QObject *parent, const QVariantList
 
 SyncBadgeActionPlugin::~SyncBadgeActionPlugin()
 {
-    for (const auto &menu : qAsConst(m_menus)) {
+    for (const auto &menu : std::as_const(m_menus)) {
         delete menu.data();
     }
 }
 
 QList<QAction *> SyncBadgeActionPlugin::actions(const KFileItemListProperties &fileItemInfos, QWidget *parentWidget)
 {
-    for (const auto &menu : qAsConst(m_menus)) {
+    for (const auto &menu : std::as_const(m_menus)) {
         if (menu) {
             menu->deleteLater();
         }
@@ -257,7 +259,7 @@ QList<QAction *> SyncBadgeActionPlugin::actions(const KFileItemListProperties &f
         }
     }
     if (!core->startMenu()) {
-        debug(QStringLiteral("no menu: no daemon answers"));
+        debug(QStringLiteral("no menu for %1 paths: no daemon answers").arg(urls.size()));
         return {};
     }
     if (urls.size() == 1 && fileItemInfos.isDirectory() && isViewedDirectory(parentWidget, urls.first())) {

@@ -97,7 +97,22 @@ void Connection::onError(QLocalSocket::LocalSocketError error)
     if (error == QLocalSocket::PeerClosedError) {
         return;  // disconnected() follows
     }
-    lost(m_socket ? m_socket->errorString() : QStringLiteral("error %1").arg(int(error)));
+    // Qt's own text for a missing socket is "Invalid name"; say what happened instead.
+    QString reason;
+    switch (error) {
+    case QLocalSocket::ServerNotFoundError:
+        reason = QStringLiteral("no such socket");
+        break;
+    case QLocalSocket::ConnectionRefusedError:
+        reason = QStringLiteral("connection refused");
+        break;
+    case QLocalSocket::SocketAccessError:
+        reason = QStringLiteral("permission denied");
+        break;
+    default:
+        reason = m_socket ? m_socket->errorString() : QStringLiteral("error %1").arg(int(error));
+    }
+    lost(reason);
 }
 
 void Connection::onDisconnected()

@@ -1,5 +1,7 @@
 #include "overlaycache.h"
 
+#include <utility>
+
 namespace SyncBadge {
 
 OverlayCache::OverlayCache(int maxDirs)
@@ -223,7 +225,7 @@ OverlayCache::Changes OverlayCache::pushRoot(const QByteArray &root, bool remove
 QVector<QByteArray> OverlayCache::connected()
 {
     QVector<QByteArray> observe;
-    for (const QByteArray &dir : qAsConst(m_order)) {
+    for (const QByteArray &dir : std::as_const(m_order)) {
         Dir &d = m_dirs[dir];
         d.items.clear();
         d.listed = false;
