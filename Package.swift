@@ -27,7 +27,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // Syncthing's own self-signed GUI certificate is the only one the adapter trusts.
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
@@ -49,13 +48,13 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // SQLite's C API from the system's libsqlite3: the store talks to it directly, with no
+        // Foundation in between (docs/PACKAGING.md, "Binary size").
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(
             name: "SyncBadgeStore",
             dependencies: [
-                "SyncBadgeCore",
-                .product(name: "GRDB", package: "GRDB.swift"),
-                // SQLite's own column API, for the restore at start (Store+Entries.swift).
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                "CSQLite", "SyncBadgeCore",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -148,7 +147,13 @@ let package = Package(
             dependencies: ["SyncBadgeWatcher", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
-        .testTarget(name: "SyncBadgeStoreTests", dependencies: ["SyncBadgeStore", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
+        .testTarget(
+            name: "SyncBadgeStoreTests",
+            dependencies: ["SyncBadgeStore", "CSQLite", "SyncBadgeCore"],
+            // SQL dumps of databases the GRDB-based store wrote, read through #filePath.
+            exclude: ["Fixtures"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "SyncthingAdapterTests",
             dependencies: [

@@ -89,14 +89,31 @@ public struct StoreChanges: Sendable {
         }
     }
 
+    /// A `syncing` held by a lease (protocol 1.2, `lease`): its wall-clock deadline, or nil
+    /// when the lease ended. Kept beside the entry, not in it: leases are few, entries many.
+    public struct Lease: Sendable, Equatable {
+        public var root: [UInt8]
+        public var relativePath: [UInt8]
+        /// Milliseconds since the Unix epoch; nil: the lease is gone.
+        public var untilMs: Int64?
+
+        public init(root: [UInt8], relativePath: [UInt8], untilMs: Int64?) {
+            self.root = root
+            self.relativePath = relativePath
+            self.untilMs = untilMs
+        }
+    }
+
     public init() {}
 
     /// Applied first, so that an entry deleted and re-created in one batch ends up stored.
     public var deletions: [Deletion] = []
     public var upserts = Upserts()
+    /// Applied after the upserts, in order.
+    public var leases: [Lease] = []
     public var lastGen: UInt64 = 0
 
-    public var isEmpty: Bool { deletions.isEmpty && upserts.isEmpty }
+    public var isEmpty: Bool { deletions.isEmpty && upserts.isEmpty && leases.isEmpty }
 }
 
 /// Persistence support: the tree says what changed; the store writes it.

@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import Testing
 @testable import SyncBadgeStore
-import GRDB
 import SyncBadgeCore
 
 @Suite struct EntryStoreTests {
@@ -98,18 +97,22 @@ import SyncBadgeCore
         try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
         let identity = FileIdentity(inode: 1 << 63 | 42, size: 3, mtimeNs: 1_700_000_000_123_456_789, ctimeNs: -5)
         do {
-            let v1 = try DatabaseQueue(path: d + "/state.sqlite")
-            try Store.migrator.migrate(v1, upTo: "v1")
-            try v1.write { db in
-                try db.execute(sql: "INSERT INTO root (id, path, ignoreDefaults, addedAt) VALUES (1, X'2F72', 1, CURRENT_TIMESTAMP)")
-                try db.execute(sql: """
-                    INSERT INTO entry (rootId, path, kind, state, gen, inode, size, mtimeNs, ctimeNs) VALUES
-                      (1, X'', ?, ?, 1, NULL, NULL, NULL, NULL),
-                      (1, X'78', ?, ?, 7, ?, ?, ?, ?)
-                    """, arguments: [Int(EntryKind.dir.rawValue), Int(SyncState.unknown.rawValue),
-                                     Int(EntryKind.file.rawValue), Int(SyncState.synced.rawValue),
-                                     Int64(bitPattern: identity.inode), identity.size, identity.mtimeNs, identity.ctimeNs])
+            let v1 = try Connection(path: d + "/state.sqlite")
+            try Store.migrate(v1, upTo: "v1", logger: logger)
+            try v1.execute("INSERT INTO root (id, path, ignoreDefaults, addedAt) VALUES (1, X'2F72', 1, CURRENT_TIMESTAMP)")
+            let insert = try v1.prepare("""
+                INSERT INTO entry (rootId, path, kind, state, gen, inode, size, mtimeNs, ctimeNs) VALUES
+                  (1, X'', ?, ?, 1, NULL, NULL, NULL, NULL),
+                  (1, X'78', ?, ?, 7, ?, ?, ?, ?)
+                """)
+            defer { insert.finalize() }
+            for (i, v) in [Int64(EntryKind.dir.rawValue), Int64(SyncState.unknown.rawValue),
+                           Int64(EntryKind.file.rawValue), Int64(SyncState.synced.rawValue),
+                           Int64(bitPattern: identity.inode), identity.size, identity.mtimeNs, identity.ctimeNs].enumerated() {
+                insert.bind(Int32(i + 1), v)
             }
+            try insert.run()
+            #expect(try v1.columns(in: "entry").contains("inode"))
         }
         let store = try Store(directory: d, logger: logger)
         let entries = try store.entries(root: Array("/r".utf8))
@@ -117,12 +120,12 @@ import SyncBadgeCore
         #expect(entries[0].record.syncedIdentity == nil)
         #expect(entries[1].record.syncedIdentity == identity.digest)
         #expect(entries[1].record.state == .synced && entries[1].record.gen == 7)
-        let columns = try store.db.read { db in try db.columns(in: "entry").map(\.name) }
+        let columns = try store.db.withLock { try $0.columns(in: "entry") }
         #expect(!columns.contains("inode") && columns.contains("identity"))
         // The old table's pages are back with the file system, not on SQLite's free list.
-        #expect(try store.db.read { db in try Int.fetchOne(db, sql: "PRAGMA freelist_count") } == 0)
+        #expect(try store.db.withLock { try $0.int("PRAGMA freelist_count") } == 0)
         // The table was replaced: its rows still go with their root.
         try store.removeRoot(Array("/r".utf8))
-        #expect(try store.db.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM entry") } == 0)
+        #expect(try store.db.withLock { try $0.int("SELECT count(*) FROM entry") } == 0)
     }
 }

@@ -3,7 +3,7 @@ import Logging
 import Testing
 @testable import SyncBadgeStore
 
-/// Durable roots and generations (GRDB on a real temporary directory).
+/// Durable roots and generations (SQLite on a real temporary directory).
 @Suite struct StoreTests {
     let logger = Logger(label: "store-tests")
 
