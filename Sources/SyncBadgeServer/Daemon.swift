@@ -1,9 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import FoundationEssentials
 import Logging
 import CMalloc
+import Dispatch
 import NIOCore
 import NIOPosix
 import Synchronization

@@ -1,20 +1,31 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import FoundationEssentials
 
 /// The socket's directory: created 0700, and refused when another user owns it or anyone else
 /// may enter it (PROTOCOL.md, "Transport").
 enum SocketDirectory {
+    /// A path's directory as NSString's `deletingLastPathComponent` gives it ("" for a bare
+    /// name, "/" for a name in the root), with no Foundation (docs/PACKAGING.md).
+    static func parent(of path: String) -> String {
+        var p = Substring(path)
+        while p.count > 1 && p.hasSuffix("/") { p = p.dropLast() }
+        guard let slash = p.lastIndex(of: "/") else { return "" }
+        var dir = p[..<slash]
+        while dir.hasSuffix("/") { dir = dir.dropLast() }
+        return dir.isEmpty ? "/" : String(dir)
+    }
+
     static func prepare(forSocket socketPath: String) throws {
-        let dir = (socketPath as NSString).deletingLastPathComponent
+        let dir = parent(of: socketPath)
         guard !dir.isEmpty else { throw DaemonError.socketDirectory("the socket path \(socketPath) has no directory") }
         var st = stat()
         if lstat(dir, &st) != 0 {
             guard errno == ENOENT else {
                 throw DaemonError.socketDirectory("cannot inspect \(dir): \(String(cString: strerror(errno)))")
             }
-            try FileManager.default.createDirectory(atPath: (dir as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: parent(of: dir), withIntermediateDirectories: true)
             guard mkdir(dir, 0o700) == 0 || errno == EEXIST else {
                 throw DaemonError.socketDirectory("cannot create \(dir): \(String(cString: strerror(errno)))")
             }

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import CInotifyTools
-import Foundation
+import Dispatch
 import Logging
 import Synchronization
 import SyncBadgeCore

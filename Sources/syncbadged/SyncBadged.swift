@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Logging
 import SyncBadgeCore
 import SyncBadgeServer
@@ -61,7 +61,8 @@ struct SyncBadged: ParsableCommand {
         do {
             daemon = try Daemon(config: config, logger: logger)
         } catch {
-            FileHandle.standardError.write(Data("syncbadged: \(error)\n".utf8))
+            var line = "syncbadged: \(error)\n"
+            line.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
             throw ExitCode(1)
         }
         try daemon.run {
