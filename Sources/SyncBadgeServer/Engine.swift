@@ -15,7 +15,7 @@ import SyncBadgeWatcher
 /// delivered before it. Slow work (scans, database writes) runs elsewhere and comes back
 /// to this loop.
 final class Engine {
-    static let serverName = "syncbadge/0.1.0"
+    static let serverName = "syncbadge/\(SyncBadgeVersion.string)"
     /// Protocol 1.0's, then 1.1's (PROTOCOL.md, "Capabilities of version 1.1").
     static let capabilities = "observe,menus,changes,observe-nolist,roots-optout,badge-push,provider-address"
 

@@ -30,7 +30,8 @@ struct SyncbadgeSyncthing: AsyncParsableCommand {
             other certificate exits 78 naming the address and the file. Given --url and \
             --api-key but no --syncthing-home, no certificate of Syncthing's is known, and \
             HTTPS trusts the system's roots (and checks the host name) instead.
-            """)
+            """,
+        version: SyncBadgeVersion.string)
 
     @Option(help: "syncbadged's socket (default: as every SyncBadge client finds it).")
     var socket: String?

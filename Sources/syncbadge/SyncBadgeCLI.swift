@@ -25,6 +25,7 @@ struct SyncBadgeCLI: ParsableCommand {
             Exit codes: 0 success, 1 an error the daemon reported, 64 a usage error, 69 no daemon \
             answers (start one with `syncbadged &`).
             """,
+        version: SyncBadgeVersion.string,
         subcommands: [Add.self, Remove.self, Roots.self, Status.self, Ls.self, Watch.self, Badges.self, SetState.self, Changes.self, Menu.self, Action.self, Toolbar.self, Bridge.self])
 }
 

@@ -20,7 +20,8 @@ struct SyncBadged: ParsableCommand {
             Socket, first that applies: --socket, $SYNCBADGE_SOCKET, \
             $XDG_RUNTIME_DIR/syncbadge/daemon.sock, /tmp/syncbadge-$UID/daemon.sock. \
             Started by systemd with LISTEN_FDS=1, it serves the inherited socket instead.
-            """)
+            """,
+        version: SyncBadgeVersion.string)
 
     @Option(help: "The Unix socket to listen on.")
     var socket: String?
