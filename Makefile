@@ -99,7 +99,7 @@ test-dolphin: dolphin
 	done
 	$(SWIFT) build $(SWIFT_FLAGS) --product syncbadged
 	PATH=/usr/bin:$$PATH SYNCBADGED=$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/syncbadged \
-	  SYNCBADGE_DOLPHIN_ARTIFACTS=$(abspath $(SCRATCH))/dolphin-artifacts \
+	  SYNCBADGE_DOLPHIN_ARTIFACTS=$(abspath $(SCRATCH))/dolphin-artifacts SYNCBADGE_SCRATCH=$(abspath $(SCRATCH)) \
 	  xvfb-run -a -s '-screen 0 1280x800x24' dbus-run-session -- \
 	  /usr/bin/python3 -m unittest discover -s Clients/dolphin/tests -p 'test_*.py' -v
 

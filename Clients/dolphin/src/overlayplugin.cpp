@@ -73,7 +73,9 @@ QStringList SyncBadgeOverlayPlugin::getOverlays(const QUrl &item)
     OverlayCache::Actions actions;
     const QStringList overlays = m_cache.ask(real, dir, name, m_conn.ready(), actions);
     run(actions);
-    debug(QStringLiteral("drew %1 emblem=%2").arg(path, overlays.isEmpty() ? QStringLiteral("-") : overlays.join(QLatin1Char(','))));
+    if (debugEnabled()) {   // Dolphin asks for every item it lays out: no strings built otherwise
+        debug(QStringLiteral("drew %1 emblem=%2").arg(path, overlays.isEmpty() ? QStringLiteral("-") : overlays.join(QLatin1Char(','))));
+    }
     return overlays;
 }
 
@@ -120,7 +122,9 @@ void SyncBadgeOverlayPlugin::changed(const OverlayCache::Changes &changes)
         const QString name = QFile::decodeName(c.name);
         for (const QString &alias : m_cache.aliases(c.dir)) {
             const QString path = alias == QLatin1String("/") ? QString(alias + name) : QString(alias + QLatin1Char('/') + name);
-            debug(QStringLiteral("changed %1 emblem=%2").arg(path, overlays.isEmpty() ? QStringLiteral("-") : overlays.join(QLatin1Char(','))));
+            if (debugEnabled()) {
+                debug(QStringLiteral("changed %1 emblem=%2").arg(path, overlays.isEmpty() ? QStringLiteral("-") : overlays.join(QLatin1Char(','))));
+            }
             Q_EMIT overlaysChanged(QUrl::fromLocalFile(path), overlays);
         }
     }

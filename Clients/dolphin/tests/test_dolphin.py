@@ -76,8 +76,9 @@ def setUpModule():
     # As the README tells a user: make install-user PREFIX=P, then QT_PLUGIN_PATH. GIO_USE_VFS:
     # rsvg-convert would otherwise start gvfsd on a session bus.
     PREFIX = tempfile.mkdtemp(prefix="syncbadge-dolphin-prefix-")
+    scratch = ["SCRATCH=" + os.environ["SYNCBADGE_SCRATCH"]] if os.environ.get("SYNCBADGE_SCRATCH") else []
     r = subprocess.run(["make", "-s", "-C", REPO, "install-user", "PREFIX=" + PREFIX,
-                        "XDG_DATA_HOME=" + os.path.join(PREFIX, "share")],
+                        "XDG_DATA_HOME=" + os.path.join(PREFIX, "share")] + scratch,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=dict(os.environ, GIO_USE_VFS="local"))
     if r.returncode != 0:
         raise RuntimeError("make install-user failed:\n" + r.stdout.decode(errors="replace"))
