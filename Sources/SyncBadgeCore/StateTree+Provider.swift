@@ -46,6 +46,23 @@ extension StateTree {
         return released
     }
 
+    /// Every live entry whose own state is `syncing` (at start: what the restart hold holds).
+    public func syncingEntries() -> [NodeID] {
+        var out: [NodeID] = []
+        for i in nodes.indices where nodes[i].live && nodes[i].record.state == .syncing { out.append(NodeID(i)) }
+        return out
+    }
+
+    /// Whether `id` is `ancestor` or below it.
+    public func isInSubtree(_ id: NodeID, of ancestor: NodeID) -> Bool {
+        var cur = id
+        while cur >= 0 {
+            if cur == ancestor { return true }
+            cur = nodes[Int(cur)].parent
+        }
+        return false
+    }
+
     /// Whether `id` names an entry of the tree now (ids of removed entries are reused).
     public func isLive(_ id: NodeID) -> Bool {
         id >= 0 && Int(id) < nodes.count && nodes[Int(id)].live

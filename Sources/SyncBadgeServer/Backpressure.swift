@@ -14,22 +14,26 @@ struct Backpressure {
         case change(root: [UInt8])
         case root([UInt8])
         case badge(String)
+        /// A provider's `* TOOLBAR` line, by provider name.
+        case toolbar(String)
     }
 
     /// What to send once the client reads again.
     enum CatchUp: Equatable {
         case root([UInt8])
         case badge(String)
+        case toolbar(String)
         case reset(StateTree.NodeID)
         case resetChanges(root: [UInt8])
     }
 
     private var roots: Set<[UInt8]> = []
     private var badges: Set<String> = []
+    private var toolbars: Set<String> = []
     private var observed: Set<StateTree.NodeID> = []
     private var changes: Set<[UInt8]> = []
 
-    var hasMissed: Bool { !roots.isEmpty || !badges.isEmpty || !observed.isEmpty || !changes.isEmpty }
+    var hasMissed: Bool { !roots.isEmpty || !badges.isEmpty || !toolbars.isEmpty || !observed.isEmpty || !changes.isEmpty }
 
     /// A push is due: whether to write it now (false: dropped, remembered for the catch-up).
     mutating func push(_ push: Push, backedUp: Bool) -> Bool {
@@ -41,6 +45,7 @@ struct Backpressure {
         case .change(let root): changes.insert(root)
         case .root(let root): roots.insert(root)
         case .badge(let id): badges.insert(id)
+        case .toolbar(let name): toolbars.insert(name)
         }
         return false
     }
@@ -55,6 +60,7 @@ struct Backpressure {
     mutating func caughtUp(observing: (StateTree.NodeID) -> Bool, subscribed: ([UInt8]) -> Bool) -> [CatchUp] {
         var out: [CatchUp] = roots.sorted { $0.lexicographicallyPrecedes($1) }.map { .root($0) }
         out += badges.sorted().map { .badge($0) }
+        out += toolbars.sorted().map { .toolbar($0) }
         out += observed.sorted().filter(observing).map { .reset($0) }
         out += changes.sorted { $0.lexicographicallyPrecedes($1) }.filter(subscribed).map { .resetChanges(root: $0) }
         self = Backpressure()

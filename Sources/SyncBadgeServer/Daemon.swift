@@ -18,6 +18,10 @@ public struct DaemonConfig: Sendable {
     public var badgesDirectory: String
     /// A listening socket inherited through systemd's `LISTEN_FDS` convention.
     public var inheritedSocket: Int32?
+    /// The contract's times (PROTOCOL.md 1.2), shorter only in tests: how long an `ACTION ...
+    /// reply=1` waits for its answer, and how long a stored `syncing` is held after a start.
+    public var answerTimeoutMs: Int64 = 10_000
+    public var restartHoldMs: Int64 = SyncingReleases.defaultHoldMs
 
     public init(socketPath: String, stateDirectory: String, badgesDirectory: String, inheritedSocket: Int32? = nil) {
         self.socketPath = socketPath
@@ -89,7 +93,9 @@ public final class Daemon {
         let loop = group.next()
         let statePath = Array(PathBytes.absolute(Array(config.stateDirectory.utf8), cwd: Array(FileManager.default.currentDirectoryPath.utf8)))
         let engine = try loop.submit {
-            NIOLoopBound(try Engine(loop: loop, store: store, storeRunner: storeThread, badges: badges, privatePaths: [statePath], logger: logger), eventLoop: loop)
+            NIOLoopBound(try Engine(loop: loop, store: store, storeRunner: storeThread, badges: badges, privatePaths: [statePath],
+                                    timers: Timers(answer: .milliseconds(config.answerTimeoutMs), restartHoldMs: config.restartHoldMs),
+                                    logger: logger), eventLoop: loop)
         }.wait()
         self.engine = engine
         // Before any socket: libinotifytools selects on its descriptor, which must stay below 1024.

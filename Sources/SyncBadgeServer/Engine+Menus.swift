@@ -68,8 +68,36 @@ extension Engine {
             s.error(req.tag, "bad-path", message: image)
             return
         }
-        s.toolbar = ToolbarItem(name: name, tooltip: tooltip, image: image)
+        let push = toolbars.defined(s.id, provider: s.name, item: ToolbarItem(name: name, tooltip: tooltip, image: image))
         s.ok(req.tag)
+        if let push { pushToolbar(push) }
+    }
+
+    /// `* TOOLBAR ...` (1.2, `toolbar-push`) to every client that did not say `roots=0`.
+    func pushToolbar(_ push: ToolbarSet.Push) {
+        let line = toolbarLine("*", push)
+        let provider: String
+        switch push {
+        case .show(let l): provider = l.provider
+        case .removed(let name): provider = name
+        }
+        for c in sessions.values where c.role != nil && c.wantsRootPushes { c.push(line, .toolbar(provider)) }
+    }
+
+    func toolbarLine(_ head: String, _ push: ToolbarSet.Push) -> WireLine {
+        var line = WireLine(head)
+        line.word("TOOLBAR")
+        switch push {
+        case .show(let l):
+            line.option("name", l.item.name)
+            line.option("tooltip", l.item.tooltip)
+            line.option("provider", l.provider)
+            if let image = l.item.image { line.option("image", image) }
+        case .removed(let name):
+            line.option("provider", name)
+            line.word("removed")
+        }
+        return line
     }
 
     // MARK: Using them (every role)
@@ -125,8 +153,7 @@ extension Engine {
     /// connection whose `TOOLBAR` line carries that name. Nil with `ERR no-provider` sent when
     /// none does.
     func addressedProvider(_ req: WireRequest, _ s: Session, name: String) -> Session? {
-        let named = sessions.values.sorted { $0.id < $1.id }
-            .first { $0.role == .provider && $0.toolbar != nil && $0.name == name && $0.isActive }
+        let named = toolbars.provider(named: name).flatMap { sessions[$0] }.flatMap { $0.isActive ? $0 : nil }
         if named == nil { s.error(req.tag, "no-provider", message: Array("no sync engine named \(name) has a toolbar item".utf8)) }
         return named
     }
@@ -174,25 +201,26 @@ extension Engine {
         return false
     }
 
-    func action(_ req: WireRequest, _ s: Session) {
+    /// `ACTION`; false when the answer waits for the provider's `ANSWER` (1.2, `reply=1`): the
+    /// session then holds its later requests, in order, as for any slow request.
+    func action(_ req: WireRequest, _ s: Session) -> Bool {
         guard let id = req.fields.first?.bytes, WireParser.isID(id) else {
-            s.error(req.tag, "bad-request", message: Array("usage: ACTION <action-id> [target=<path>] <path>...".utf8))
-            return
+            s.error(req.tag, "bad-request", message: Array("usage: ACTION <action-id> [target=<path>] <path>... [reply=1]".utf8))
+            return true
         }
         let actionID = String(decoding: id, as: UTF8.self)
+        let wantsReply = req.option("reply") == "1"
         if let name = req.option("provider"), !BuiltinMenu.ids.contains(actionID) {
-            guard let provider = addressedProvider(req, s, name: name) else { return }
+            guard let provider = addressedProvider(req, s, name: name) else { return true }
             var paths: [[UInt8]] = []
             var target: [UInt8]?
             if req.fields.count > 1 || req.options["target"] != nil {
-                guard let sel = selection(req, s, fieldsFrom: 1) else { return }
+                guard let sel = selection(req, s, fieldsFrom: 1) else { return true }
                 (paths, target) = (sel.paths, sel.target)
             }
-            deliverAction(actionID, target: target, paths: paths, from: s, to: provider)
-            s.ok(req.tag)
-            return
+            return deliverAction(req, actionID, target: target, paths: paths, from: s, to: provider, wantsReply: wantsReply)
         }
-        guard let sel = selection(req, s, fieldsFrom: 1) else { return }
+        guard let sel = selection(req, s, fieldsFrom: 1) else { return true }
         switch actionID {
         case BuiltinMenu.details:
             // Without selected paths, the details are the target's.
@@ -208,23 +236,85 @@ extension Engine {
         default:
             guard let provider = roots.claimant(of: sel.root), provider.isActive else {
                 s.error(req.tag, "no-provider", message: Array("no sync engine has claimed \(PathBytes.display(sel.root))".utf8))
-                return
+                return true
             }
-            deliverAction(actionID, target: sel.target, paths: sel.paths, from: s, to: provider)
-            s.ok(req.tag)
+            return deliverAction(req, actionID, target: sel.target, paths: sel.paths, from: s, to: provider, wantsReply: wantsReply)
         }
+        return true
     }
 
-    /// `* ACTION <action-id> [target=<path>] <path>... from=<client-name>` to a provider.
-    func deliverAction(_ actionID: String, target: [UInt8]?, paths: [[UInt8]], from s: Session, to provider: Session) {
+    /// `* ACTION <action-id> [target=<path>] <path>... from=<client-name> [reply=<token>]` to a
+    /// provider. Without `reply=1` the client's `OK` says it was delivered; with it, the
+    /// provider's `ANSWER` (or the deadline) answers, and this returns false.
+    func deliverAction(_ req: WireRequest, _ actionID: String, target: [UInt8]?, paths: [[UInt8]], from s: Session,
+                       to provider: Session, wantsReply: Bool) -> Bool {
         var line = WireLine("*")
         line.word("ACTION")
         line.word(actionID)
         if let target { line.option("target", target) }
         for p in paths { line.field(p) }
         line.option("from", s.name)
+        if wantsReply {
+            let token = replies.delivered(client: s.id, tag: req.tag, provider: provider.id, now: loop.now)
+            line.word("reply=" + token)
+            armReplyTimer()
+        }
         provider.write(line)
         provider.flush()
+        if wantsReply { return false }
+        s.ok(req.tag)
+        return true
+    }
+
+    /// `ANSWER <token> [message=] [failed=1]` (1.2, `action-reply`): the waiting client's
+    /// `ACTION` is answered, then its later requests go on.
+    func answer(_ req: WireRequest, _ s: Session) {
+        guard req.fields.count == 1, !req.fields[0].isPath, WireParser.isTag(req.fields[0].bytes) else {
+            s.error(req.tag, "bad-request", message: Array("usage: ANSWER <token> [message=<text>] [failed=1]".utf8))
+            return
+        }
+        let token = req.fields[0].string
+        guard let reply = replies.answered(token, by: s.id, message: req.options["message"], failed: req.option("failed") == "1") else {
+            s.error(req.tag, "not-found", message: Array("no answer is awaited for \(token) from this connection".utf8))
+            return
+        }
+        s.ok(req.tag)
+        sendReplies([reply])
+        armReplyTimer()
+    }
+
+    /// Answers the clients' `ACTION ... reply=1` requests and lets each go on.
+    func sendReplies(_ list: [ActionReplies.Reply]) {
+        for r in list {
+            guard let c = sessions[r.client], c.isActive else { continue }
+            switch r.outcome {
+            case .answered(let message):
+                c.ok(r.tag) { line in if let message { line.option("message", message) } }
+            case .failed(let message):
+                c.error(r.tag, "failed", message: message)
+            case .timeout:
+                c.error(r.tag, "timeout", message: Array("the sync engine did not answer in time".utf8))
+            case .noProvider:
+                c.error(r.tag, "no-provider", message: Array("the sync engine went away before it answered".utf8))
+            }
+            c.resume()
+        }
+    }
+
+    /// One timer for the earliest awaited answer; none while no answer is awaited.
+    func armReplyTimer() {
+        let next = replies.nextDeadline
+        if let t = replyTimer, t.at == next { return }
+        replyTimer?.task.cancel()
+        replyTimer = nil
+        guard let next, !shuttingDown else { return }
+        let task = loop.assumeIsolated().scheduleTask(deadline: next) {
+            self.replyTimer = nil
+            self.sendReplies(self.replies.expired(now: self.loop.now))
+            self.armReplyTimer()
+            self.flushDirty()
+        }
+        replyTimer = (task, next)
     }
 
     /// The built-in Ignore / Stop ignoring: edit the root's ignore file; the watcher sees the
@@ -275,16 +365,7 @@ extension Engine {
     }
 
     func toolbar(_ req: WireRequest, _ s: Session) {
-        for p in sessions.values.sorted(by: { $0.id < $1.id }) where p.role == .provider {
-            guard let t = p.toolbar else { continue }
-            var line = WireLine(req.tag)
-            line.word("TOOLBAR")
-            line.option("name", t.name)
-            line.option("tooltip", t.tooltip)
-            line.option("provider", p.name)
-            if let image = t.image { line.option("image", image) }
-            s.write(line)
-        }
+        for l in toolbars.lines { s.write(toolbarLine(req.tag, .show(l))) }
         s.ok(req.tag)
     }
 }

@@ -78,6 +78,14 @@ extension Engine {
             set.badge = String(decoding: b, as: UTF8.self)
         }
         set.recursive = req.option("recursive") == "1"
+        // 1.2, `lease`: only a `syncing` takes one; on another state it is ignored.
+        var leaseMs: Int64?
+        if state == .syncing, let l = req.option("lease") {
+            guard let seconds = Int64(l), (1...86_400).contains(seconds) else {
+                return fail("bad-request", Array("lease must be 1-86400 seconds".utf8))
+            }
+            leaseMs = seconds * 1000
+        }
         var line = WireLine(req.tag)
         var changed: [StateTree.NodeID] = []
         switch tree.set(path, set, identify: { p in
@@ -93,40 +101,106 @@ extension Engine {
         case .done(let gen):
             line.word("OK")
             line.word("gen=\(gen)")
-            noteSyncing(changed, set.state, by: s)
+            noteSyncing(changed, set.state, by: s, leaseMs: leaseMs)
         }
         return (line, true)
     }
 
     // MARK: Syncing that outlives its engine
 
-    /// Remembers who set entries `syncing`: those this SET changed (a recursive one skips
-    /// stale and ignored entries, which keep their owner). Another state set by anyone ends it.
-    func noteSyncing(_ changed: [StateTree.NodeID], _ state: SyncState, by s: Session) {
-        for node in changed {
-            if state == .syncing { syncingSetBy[node] = s.id } else { syncingSetBy.removeValue(forKey: node) }
-        }
-        if syncingSetBy.count > 2 * syncingPrunedAt {
-            // Paths that left `syncing` by a local change, or were removed, meanwhile.
-            syncingSetBy = syncingSetBy.filter { tree.isLive($0.key) && tree.record($0.key).state == .syncing }
-            syncingPrunedAt = max(64, syncingSetBy.count)
-        }
+    /// Remembers who holds the entries this SET reached (a recursive one skips stale and
+    /// ignored entries, which keep their holder): its connection, or a lease. Any SET ends the
+    /// lease or the restart hold it had.
+    func noteSyncing(_ changed: [StateTree.NodeID], _ state: SyncState, by s: Session, leaseMs: Int64?) {
+        let leases = releases.set(changed, state: state, by: s.id, leaseMs: leaseMs, nowMs: clock.nowMs())
+        for l in leases { storeLease(l) }
+        // Paths that left `syncing` by a local change, or were removed, meanwhile.
+        releases.prune { tree.isLive($0) && tree.record($0).state == .syncing }
+        armReleaseTimer()
+    }
+
+    /// A lease row for the next group commit.
+    func storeLease(_ change: SyncingReleases.LeaseChange) {
+        guard tree.isLive(change.node), let root = tree.root(containing: tree.path(change.node))?.path else { return }
+        leaseRows.append(StoreChanges.Lease(root: root, relativePath: tree.relativePath(change.node), untilMs: change.untilMs))
     }
 
     /// A provider's connection closed while the daemon runs: every path still `syncing` as it
-    /// set it returns to `pending` (same gen, progress cleared, a message saying why), so no
-    /// badge stays "syncing" for an engine that is gone (protocol 1.1).
+    /// set it without a lease returns to `pending` (same gen, progress cleared, a message saying
+    /// why), so no badge stays "syncing" for an engine that is gone (protocol 1.1).
     func releaseSyncing(of s: Session) {
-        guard s.role == .provider, !syncingSetBy.isEmpty else { return }
-        let mine = syncingSetBy.filter { $0.value == s.id }.map(\.key)
-        guard !mine.isEmpty else { return }
-        for node in mine { syncingSetBy.removeValue(forKey: node) }
+        guard s.role == .provider else { return }
+        let mine = releases.connectionClosed(s.id)
         guard !shuttingDown else { return }
-        let released = tree.releaseSyncing(mine, message: "\(s.name) stopped before this finished syncing")
+        release(mine, .engineGone(name: s.name))
+    }
+
+    /// Released states (protocol 1.2): each entry still `syncing` returns to `pending`, saying
+    /// why; observers get the `* ITEM`, and the store the change.
+    func release(_ nodes: [StateTree.NodeID], _ reason: SyncingReleases.Reason) {
+        guard !nodes.isEmpty else { return }
+        let released = tree.releaseSyncing(nodes, message: reason.message)
         guard released > 0 else { return }
-        logger.info("released syncing paths of a closed provider", metadata: ["provider": "\(s.name)", "paths": "\(released)"])
+        logger.info("released syncing paths", metadata: ["reason": "\(reason.message)", "paths": "\(released)"])
         publishChanges()
         scheduleCommit()
+    }
+
+    /// At start, once the stored states are in: leases that ran out while the daemon was down
+    /// are released, the others timed, and every other stored `syncing` is held for a while.
+    func restoreReleases(_ stored: [StoreChanges.Lease]) {
+        var leases: [StateTree.NodeID: Int64] = [:]
+        for l in stored {
+            let path = l.relativePath.isEmpty ? l.root : PathBytes.join(l.root, l.relativePath)
+            if let id = tree.find(path), let until = l.untilMs { leases[id] = until } else { leaseRows.append(StoreChanges.Lease(root: l.root, relativePath: l.relativePath, untilMs: nil)) }
+        }
+        let (expired, forget) = releases.restored(syncing: tree.syncingEntries(), leases: leases, nowMs: clock.nowMs())
+        for node in forget + expired { storeLease(.init(node: node, untilMs: nil)) }
+        release(expired, .leaseRanOut)
+        if !leaseRows.isEmpty { scheduleCommit() }
+        armReleaseTimer()
+    }
+
+    /// One timer for the earliest lease or hold; none while nothing is outstanding (so an idle
+    /// daemon has no timer).
+    func armReleaseTimer() {
+        let next = releases.nextDeadlineMs
+        if let t = releaseTimer, t.atMs == next { return }
+        releaseTimer?.task.cancel()
+        releaseTimer = nil
+        guard let next, !shuttingDown else { return }
+        let delay = max(0, next - clock.nowMs())
+        let task = loop.assumeIsolated().scheduleTask(in: .milliseconds(delay)) {
+            self.releaseTimer = nil
+            self.releaseTimerFired()
+        }
+        releaseTimer = (task, next)
+    }
+
+    func releaseTimerFired() {
+        let due = releases.fired(nowMs: clock.nowMs())
+        for (node, reason) in due where reason == .leaseRanOut { storeLease(.init(node: node, untilMs: nil)) }
+        let leased = due.filter { $0.reason == .leaseRanOut }.map(\.node)
+        let held = due.filter { $0.reason == .engineDidNotComeBack }.map(\.node)
+        release(leased, .leaseRanOut)
+        release(held, .engineDidNotComeBack)
+        if !leaseRows.isEmpty { scheduleCommit() }
+        armReleaseTimer()
+    }
+
+    // MARK: UNCLAIM (1.2)
+
+    func unclaim(_ req: WireRequest, _ s: Session) {
+        guard let p = paths(req, s)?.first else { return }
+        guard roots.unclaim(p, by: s), let rootNode = tree.root(at: p)?.node else {
+            s.error(req.tag, "not-found", message: Array("\(PathBytes.display(p)) is not claimed by this connection".utf8))
+            return
+        }
+        s.ok(req.tag)
+        pushRoot(p)
+        if let push = toolbars.unclaimed(s.id) { pushToolbar(push) }
+        let mine = releases.unclaimed(s.id) { tree.isLive($0) && tree.isInSubtree($0, of: rootNode) }
+        release(mine, .unclaimed(name: s.name))
     }
 
     // MARK: Group commit
@@ -135,8 +209,11 @@ extension Engine {
     /// change made so far; changes made while a commit is in flight wait for the next one.
     /// A failed transaction is kept and written again (SetPipeline).
     func scheduleCommit(_ done: ((Result<Void, Error>) -> Void)? = nil) {
-        guard sets.commitWanted(done, hasChanges: tree.hasStoreChanges) else { return }
-        let (batches, waiters) = sets.begin(fresh: tree.drainStoreChanges())
+        guard sets.commitWanted(done, hasChanges: tree.hasStoreChanges || !leaseRows.isEmpty) else { return }
+        var fresh = tree.drainStoreChanges()
+        fresh.leases = leaseRows
+        leaseRows = []
+        let (batches, waiters) = sets.begin(fresh: fresh)
         let store = self.store
         storeWork {
             if !batches.isEmpty { try store.commit(batches) }

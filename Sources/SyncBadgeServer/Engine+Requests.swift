@@ -50,7 +50,9 @@ extension Engine {
         case .defineMenu: defineMenu(req, s)
         case .defineToolbar: defineToolbar(req, s)
         case .menu: menu(req, s)
-        case .action: action(req, s)
+        case .action: return action(req, s)
+        case .answer: answer(req, s)
+        case .unclaim: unclaim(req, s)
         case .toolbar: toolbar(req, s)
         }
         return true

@@ -35,7 +35,10 @@ extension Engine {
             toWatch.append((stored.path, token))
         }
         let roots = toWatch
+        let leases = try store.leases()
         try loop.submit {
+            // Before the rescan: what it finds changed turns `pending` and leaves the hold.
+            engine.value.restoreReleases(leases)
             for r in roots { engine.value.startWatching(r.path, token: r.token, identities: true) }
         }.wait()
     }
@@ -188,6 +191,7 @@ extension Engine {
 
     func removeRoot(_ req: WireRequest, _ s: Session) -> Bool {
         guard let p = paths(req, s)?.first else { return true }
+        let claimant = roots.claimant(of: p)
         switch roots.remove(p) {
         case .notARoot:
             s.error(req.tag, "not-found", message: Array("\(PathBytes.display(p)) is not a root".utf8))
@@ -200,6 +204,10 @@ extension Engine {
         }
         watcher?.removeRoot(p)
         tree.removeRoot(path: p)
+        // What held its `syncing` entries goes with them (their lease rows with the root's row).
+        releases.forget { !tree.isLive($0) }
+        armReleaseTimer()
+        if let owner = claimant, let push = toolbars.unclaimed(owner.id) { pushToolbar(push) }
         sets.forgetRoot(p)
         if let subs = changeSubscribers.removeValue(forKey: p) {
             for s in subs.values { s.subscriptions.remove(p) }
@@ -301,12 +309,15 @@ extension Engine {
 
     func claim(_ req: WireRequest, _ s: Session) {
         guard let root = exactRoot(req, s) else { return }
+        let before = roots.claimant(of: root)
         if case .heldBy(let owner) = roots.claim(root, by: s) {
             s.error(req.tag, "busy", message: Array("claimed by \(owner.name)".utf8))
             return
         }
         s.ok(req.tag)
         pushRoot(root)
+        // A second CLAIM of the same root is no new claim.
+        if before == nil, let push = toolbars.claimed(s.id) { pushToolbar(push) }
     }
 
     // MARK: ROOT lines

@@ -8,6 +8,27 @@ import SyncBadgeCore
 import SyncBadgeStore
 import SyncBadgeWatcher
 
+/// The contract's times (PROTOCOL.md, 1.2), which tests may shorten.
+struct Timers {
+    /// How long a client waits for a provider's `ANSWER`.
+    var answer = ActionReplies.defaultTimeout
+    /// How long a `syncing` stored without a lease is held after a start.
+    var restartHoldMs = SyncingReleases.defaultHoldMs
+}
+
+/// Wall-clock time in milliseconds since the Unix epoch: leases run in it, across restarts.
+protocol WallClock: Sendable {
+    func nowMs() -> Int64
+}
+
+struct SystemWallClock: WallClock {
+    func nowMs() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+}
+
 /// The daemon's business logic: the state tree, roots, sessions and who observes what.
 ///
 /// Everything here runs on one event loop, the one that serves every connection, so requests
@@ -16,8 +37,8 @@ import SyncBadgeWatcher
 /// to this loop.
 final class Engine {
     static let serverName = "syncbadge/\(SyncBadgeVersion.string)"
-    /// Protocol 1.0's, then 1.1's (PROTOCOL.md, "Capabilities of version 1.1").
-    static let capabilities = "observe,menus,changes,observe-nolist,roots-optout,badge-push,provider-address"
+    /// Protocol 1.0's, then 1.1's and 1.2's (PROTOCOL.md, "Capabilities of version 1.1" and "1.2").
+    static let capabilities = "observe,menus,changes,observe-nolist,roots-optout,badge-push,provider-address,action-reply,lease,unclaim,toolbar-push"
 
     let loop: EventLoop
     let logger: Logger
@@ -43,11 +64,20 @@ final class Engine {
     /// SETs behind their barrier, settling files, and the group commit (SetPipeline).
     var sets = SetPipeline<(Session, [WireRequest]), (Result<Void, Error>) -> Void>()
     var commitRetry: Scheduled<Void>?
-    /// Who set each path `syncing` (a session id): a provider's `syncing` is released when its
-    /// connection closes. Entries whose path left `syncing` go when their session closes, or
-    /// when the table has doubled since it was last pruned.
-    var syncingSetBy: [StateTree.NodeID: Int] = [:]
-    var syncingPrunedAt = 64
+    /// Who holds each `syncing` and until when: its connection, a lease, or the hold after a
+    /// restart (protocol 1.2, "Released states").
+    var releases: SyncingReleases
+    /// Its timer, armed only while a lease or a hold is outstanding, and when it fires.
+    var releaseTimer: (task: Scheduled<Void>, atMs: Int64)?
+    /// Lease rows for the next group commit.
+    var leaseRows: [StoreChanges.Lease] = []
+    /// Answers awaited for `ACTION ... reply=1` (protocol 1.2), and their one timer.
+    var replies: ActionReplies
+    var replyTimer: (task: Scheduled<Void>, at: NIODeadline)?
+    /// The providers' toolbar items, and which changes are pushed.
+    var toolbars = ToolbarSet()
+    /// Wall-clock time, for leases.
+    let clock: any WallClock
     /// Scratch buffers of `fastStatus`, kept between requests so that it allocates nothing.
     var plainStatus = PlainStatus()
     /// The same for `LIST` and `OBSERVE`'s listings.
@@ -59,7 +89,8 @@ final class Engine {
     var restoring: StateTree.Restore?
 
     init(loop: EventLoop, store: any StateStore, storeRunner: any StoreRunner, files: any FileInspector = DiskFiles(),
-         badges: [Badge], privatePaths: [[UInt8]], logger: Logger) throws {
+         badges: [Badge], privatePaths: [[UInt8]], timers: Timers = Timers(), clock: any WallClock = SystemWallClock(),
+         logger: Logger) throws {
         self.loop = loop
         self.store = store
         self.storeRunner = storeRunner
@@ -67,6 +98,9 @@ final class Engine {
         self.badges = badges
         self.privatePaths = privatePaths
         self.logger = logger
+        self.replies = ActionReplies(timeout: timers.answer)
+        self.releases = SyncingReleases(holdMs: timers.restartHoldMs)
+        self.clock = clock
         self.epoch = String(UInt32.random(in: 0...UInt32.max), radix: 16).leftPadded(to: 8)
         self.tree = StateTree(lastGen: try store.lastGen())
     }
@@ -97,6 +131,11 @@ final class Engine {
         }
         // A provider's claims go with it; the states it set stay, but for `syncing`.
         for root in roots.closed(s) { pushRoot(root) }
+        if let push = toolbars.closed(s.id) { pushToolbar(push) }
+        // Answers it owed are `ERR no-provider`; answers it waited for are nobody's.
+        sendReplies(replies.providerClosed(s.id))
+        replies.clientClosed(s.id)
+        armReplyTimer()
         releaseSyncing(of: s)
         flushDirty()
     }
@@ -176,6 +215,10 @@ final class Engine {
             commitRetry = nil
             sets.retryFired()
         }
+        releaseTimer?.task.cancel()
+        releaseTimer = nil
+        replyTimer?.task.cancel()
+        replyTimer = nil
         for s in sessions.values { s.bye("shutdown") }
     }
 }

@@ -30,6 +30,8 @@ protocol StateStore: Sendable {
     func addRoot(_ root: StoredRoot) throws
     func removeRoot(_ path: [UInt8]) throws
     func lastGen() throws -> UInt64
+    /// Every stored lease (protocol 1.2, `lease`).
+    func leases() throws -> [StoreChanges.Lease]
     /// One transaction holding every batch, in order.
     func commit(_ batches: [StoreChanges]) throws
 }

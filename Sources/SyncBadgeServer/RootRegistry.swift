@@ -152,6 +152,13 @@ struct RootRegistry<Client: AnyObject> {
 
     func claimant(of path: [UInt8]) -> Client? { claims[path] }
 
+    /// `UNCLAIM` (1.2): whether `client` held the root's claim (it no longer does).
+    mutating func unclaim(_ path: [UInt8], by client: Client) -> Bool {
+        guard let owner = claims[path], owner === client else { return false }
+        claims.removeValue(forKey: path)
+        return true
+    }
+
     /// The client's connection closed: its claims go (returned, for their `* ROOT`), and the
     /// scans it waits for will answer no one.
     mutating func closed(_ client: Client) -> [[UInt8]] {

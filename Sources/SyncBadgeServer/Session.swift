@@ -25,8 +25,6 @@ final class Session: ChannelInboundHandler {
     var subscriptions: Set<[UInt8]> = []
     /// A provider's menu items by kind, in definition order.
     var menus: [String: [MenuItem]] = [:]
-    /// A provider's toolbar item.
-    var toolbar: ToolbarItem?
 
     private var out: ByteBuffer
     /// Bytes read and not framed yet: the start of a line whose LF has not come.
@@ -113,6 +111,7 @@ final class Session: ChannelInboundHandler {
             switch missed {
             case .root(let root): write(engine.currentRootLine(root))
             case .badge(let badge): if let line = engine.badgeLine(badge) { write(line) }
+            case .toolbar(let name): write(engine.toolbarLine("*", engine.toolbars.current(named: name)))
             case .reset(let node): engine.writeReset(node, to: self)
             case .resetChanges(let root):
                 var line = WireLine("*")

@@ -16,6 +16,8 @@ enum Verb: String, CaseIterable {
     // Providers.
     case claim = "CLAIM", set = "SET", changes = "CHANGES", subscribeChanges = "SUBSCRIBE-CHANGES"
     case defineBadge = "DEFINE-BADGE", defineMenu = "DEFINE-MENU", defineToolbar = "DEFINE-TOOLBAR"
+    // Providers, 1.2.
+    case answer = "ANSWER", unclaim = "UNCLAIM"
 
     /// The role a verb belongs to: nil for the verbs of every role (and `HELLO`).
     var role: Role? {
@@ -24,7 +26,7 @@ enum Verb: String, CaseIterable {
             nil
         case .addRoot, .removeRoot:
             .admin
-        case .claim, .set, .changes, .subscribeChanges, .defineBadge, .defineMenu, .defineToolbar:
+        case .claim, .set, .changes, .subscribeChanges, .defineBadge, .defineMenu, .defineToolbar, .answer, .unclaim:
             .provider
         }
     }
@@ -40,8 +42,9 @@ enum Verb: String, CaseIterable {
     var pathCount: ClosedRange<Int>? {
         switch self {
         case .status: 1...Int.max
-        case .list, .observe, .unobserve, .addRoot, .removeRoot, .claim, .changes, .subscribeChanges: 1...1
-        case .hello, .ping, .bye, .roots, .badges, .stats, .toolbar, .set, .menu, .action, .defineBadge, .defineMenu, .defineToolbar: nil
+        case .list, .observe, .unobserve, .addRoot, .removeRoot, .claim, .unclaim, .changes, .subscribeChanges: 1...1
+        case .hello, .ping, .bye, .roots, .badges, .stats, .toolbar, .set, .menu, .action, .answer, .defineBadge, .defineMenu,
+             .defineToolbar: nil
         }
     }
 }

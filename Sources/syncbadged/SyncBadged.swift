@@ -35,6 +35,13 @@ struct SyncBadged: ParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
+    // The contract's times, for tests that cannot wait for them (PROTOCOL.md 1.2).
+    @Option(name: .customLong("answer-timeout"), help: ArgumentHelp("Seconds an ACTION reply=1 waits for its answer.", visibility: .hidden))
+    var answerTimeout: Double = 10
+
+    @Option(name: .customLong("restart-hold"), help: ArgumentHelp("Seconds a stored syncing is held after a start.", visibility: .hidden))
+    var restartHold: Double = 30
+
     func run() throws {
         Daemon.tuneAllocator()
         // A parent may have blocked other signals (test runners do). SIGTERM and SIGINT are
@@ -53,17 +60,19 @@ struct SyncBadged: ParsableCommand {
         }
         let logger = Logger(label: "syncbadged")
         let env = ProcessInfo.processInfo.environment
-        let config = DaemonConfig(
+        var config = DaemonConfig(
             socketPath: SocketPath.resolve(explicit: socket, environment: env, uid: getuid()),
             stateDirectory: SocketPath.stateDirectory(explicit: stateDir, environment: env),
             badgesDirectory: badges ?? Self.defaultBadges(env),
             inheritedSocket: Self.inheritedSocket(env))
+        config.answerTimeoutMs = Int64(answerTimeout * 1000)
+        config.restartHoldMs = Int64(restartHold * 1000)
         let daemon: Daemon
         do {
             daemon = try Daemon(config: config, logger: logger)
         } catch {
-            var line = "syncbadged: \(error)\n"
-            line.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            let text = Array("syncbadged: \(error)\n".utf8)
+            _ = text.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
             throw ExitCode(1)
         }
         try daemon.run {

@@ -127,7 +127,7 @@ import Testing
         let admin = Verb.allCases.filter { $0.allowed(for: .admin) && !$0.allowed(for: .viewer) }.map(\.rawValue)
         #expect(Set(admin) == ["ADD-ROOT", "REMOVE-ROOT"])
         let provider = Verb.allCases.filter { $0.allowed(for: .provider) && !$0.allowed(for: .viewer) }.map(\.rawValue)
-        #expect(Set(provider) == ["CLAIM", "SET", "CHANGES", "SUBSCRIBE-CHANGES", "DEFINE-BADGE", "DEFINE-MENU", "DEFINE-TOOLBAR"])
+        #expect(Set(provider) == ["CLAIM", "SET", "CHANGES", "SUBSCRIBE-CHANGES", "DEFINE-BADGE", "DEFINE-MENU", "DEFINE-TOOLBAR", "ANSWER", "UNCLAIM"])
         #expect(!Verb.set.allowed(for: .admin) && !Verb.addRoot.allowed(for: .provider))
     }
 

@@ -45,6 +45,8 @@ final class FakeStore: StateStore {
         var committedBatches = 0
         var failedCommits = 0
         var failing = false
+        /// Lease rows as committed, by root and path.
+        var leases: [[UInt8]: StoreChanges.Lease] = [:]
     }
 
     struct DiskFull: Error {}
@@ -57,6 +59,9 @@ final class FakeStore: StateStore {
     func addRoot(_ root: StoredRoot) throws { state.withLock { $0.roots.append(root) } }
     func removeRoot(_ path: [UInt8]) throws { state.withLock { $0.roots.removeAll { $0.path == path } } }
     func lastGen() throws -> UInt64 { 0 }
+    func leases() throws -> [StoreChanges.Lease] {
+        state.withLock { $0.leases.values.sorted { $0.relativePath.lexicographicallyPrecedes($1.relativePath) } }
+    }
     func commit(_ batches: [StoreChanges]) throws {
         try state.withLock { s in
             if s.failing {
@@ -64,6 +69,10 @@ final class FakeStore: StateStore {
                 throw DiskFull()
             }
             s.committedBatches += batches.count
+            for l in batches.flatMap(\.leases) {
+                let key = l.root + [0] + l.relativePath
+                if l.untilMs != nil { s.leases[key] = l } else { s.leases.removeValue(forKey: key) }
+            }
         }
     }
 }
@@ -82,17 +91,28 @@ struct FakeFiles: FileInspector {
     }
 }
 
+/// Wall-clock time that moves with the embedded loop's clock, from a fixed start.
+struct LoopWallClock: WallClock {
+    static let startMs: Int64 = 1_800_000_000_000
+    let loop: EmbeddedEventLoop
+    func nowMs() -> Int64 {
+        Self.startMs + Int64(loop.now.uptimeNanoseconds / 1_000_000)
+    }
+}
+
 /// The engine on an EmbeddedEventLoop with fakes at every edge: no thread, socket, inotify
 /// or database. Time moves only when a test advances it.
 final class EngineHarness {
-    let loop = EmbeddedEventLoop()
+    let loop: EmbeddedEventLoop
     let watcher = FakeWatcher()
-    let store = FakeStore()
+    let store: FakeStore
     let engine: Engine
 
-    init() throws {
+    init(store: FakeStore = FakeStore(), loop: EmbeddedEventLoop = EmbeddedEventLoop()) throws {
+        self.loop = loop
+        self.store = store
         engine = try Engine(loop: loop, store: store, storeRunner: InlineStoreRunner(), files: FakeFiles(),
-                            badges: [], privatePaths: [], logger: Logger(label: "engine-tests"))
+                            badges: [], privatePaths: [], clock: LoopWallClock(loop: loop), logger: Logger(label: "engine-tests"))
         engine.watcher = watcher
     }
 
@@ -196,8 +216,10 @@ final class FakeClient {
         return mine.map { String($0.dropFirst(2)) }
     }
 
-    /// The peer goes away.
+    /// The peer goes away. Not `finish()`: that cancels every task scheduled on the shared
+    /// loop, the engine's timers included.
     func close() {
-        _ = try? channel.finish()
+        channel.close(promise: nil)
+        channel.embeddedEventLoop.run()
     }
 }
