@@ -58,12 +58,18 @@ enum CLI {
     static func run<T>(_ what: [UInt8]?, _ body: () throws -> T) -> T {
         do {
             return try body()
-        } catch ClientError.server(let code, let message) {
+        } catch {
+            fail(error, about: what)
+        }
+    }
+
+    /// Ends the program for a request's error, naming the path and the reason.
+    static func fail(_ error: Error, about what: [UInt8]?) -> Never {
+        if case ClientError.server(let code, let message) = error {
             let reason = describe(code: code, message: message, path: what)
             fail(what.map { "\(PathBytes.display($0)): \(reason)" } ?? reason)
-        } catch {
-            fail("\(error)")
         }
+        fail("\(error)")
     }
 
     static func describe(code: String, message: String?, path: [UInt8]?) -> String {

@@ -17,6 +17,12 @@ struct SetState: ParsableCommand {
             and reported as stale. `synced` records each file's identity: later events that leave \
             it unchanged do not make it pending again. The answer comes once the state is durable. \
             Exits 2 when a report was stale.
+
+            A `syncing` set by a sync engine's connection ends when that connection closes, and \
+            this command's connection closes when it returns. So `set syncing` holds a lease: the \
+            path stays syncing for --lease seconds (default 900, 15 minutes) unless a later `set` \
+            reports it, then returns to pending. Give the transfer's expected length, with room \
+            to spare.
             """)
 
     @OptionGroup var connection: ConnectionOptions
@@ -27,6 +33,11 @@ struct SetState: ParsableCommand {
     @Option(help: "The generation the engine saw (from `changes` or `status --json`).") var gen: UInt64?
     @Option(help: "A badge id to show instead of the state's own.") var badge: String?
     @Flag(help: "Apply to everything below each path too.") var recursive = false
+    @Option(help: "With syncing: seconds it stays syncing unless reported again (1-86400; default 900).") var lease: Int?
+    @Flag(help: "JSON Lines output: each path's generation, and whether the report was stale.") var json = false
+
+    /// The lease of a `set syncing` without --lease: a one-shot command's connection ends at once.
+    static let defaultLease = 900
 
     func validate() throws {
         guard SyncState(name: state) != nil else {
@@ -34,6 +45,10 @@ struct SetState: ParsableCommand {
         }
         guard !paths.isEmpty else { throw ValidationError("give at least one path") }
         if let progress, !(0...100).contains(progress) { throw ValidationError("--progress must be 0-100") }
+        if let lease {
+            guard (1...86_400).contains(lease) else { throw ValidationError("--lease must be 1-86400 seconds") }
+            guard state == "syncing" else { throw ValidationError("--lease applies to syncing only") }
+        }
     }
 
     func run() throws {
@@ -44,6 +59,7 @@ struct SetState: ParsableCommand {
         if let gen { options.append(.word("gen=\(gen)")) }
         if let badge { options.append(.option("badge", badge)) }
         if recursive { options.append(.word("recursive=1")) }
+        if state == "syncing", c.capabilities.contains("lease") { options.append(.word("lease=\(lease ?? Self.defaultLease)")) }
         // Pipelined: every SET goes out at once and shares one commit.
         let targets = paths.map(CLI.absolute)
         var tags: [String] = []
@@ -51,6 +67,9 @@ struct SetState: ParsableCommand {
         var stale = false
         for (p, tag) in zip(targets, tags) {
             let reply = CLI.run(p) { try c.reply(to: tag) }
+            if json {
+                printLine("{\(JSON.path(p)),\"gen\":\(reply.ok.option("gen") ?? "null"),\"stale\":\(reply.ok.option("stale") == "1")}")
+            }
             if reply.ok.option("stale") == "1" {
                 stale = true
                 Output.write("syncbadge: \(PathBytes.display(p)): stale, it changed since generation \(gen ?? 0) (now \(reply.ok.option("gen") ?? "?"))\n", to: STDERR_FILENO)

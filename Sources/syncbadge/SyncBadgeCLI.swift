@@ -26,7 +26,7 @@ struct SyncBadgeCLI: ParsableCommand {
             answers (start one with `syncbadged &`).
             """,
         version: SyncBadgeVersion.string,
-        subcommands: [Add.self, Remove.self, Roots.self, Status.self, Ls.self, Watch.self, Badges.self, SetState.self, Changes.self, Menu.self, Action.self, Toolbar.self, Bridge.self])
+        subcommands: [Add.self, Remove.self, Roots.self, Status.self, Ls.self, Watch.self, Badges.self, SetState.self, Changes.self, Menu.self, Action.self, Toolbar.self, Wait.self, Bridge.self])
 }
 
 struct Add: ParsableCommand {

@@ -83,17 +83,21 @@ final class DaemonHarness {
     var process: Process?
     var output: OutputWatcher?
 
-    init(temp: TempDir? = nil) throws {
+    /// Daemon options besides the socket, state and badges (the contract's times, shortened).
+    let extraArguments: [String]
+
+    init(temp: TempDir? = nil, arguments: [String] = []) throws {
         self.temp = try temp ?? TempDir()
         socket = self.temp.sub("run/daemon.sock")
         stateDir = self.temp.sub("state")
+        extraArguments = arguments
         try start()
     }
 
     func start() throws {
         let p = Process()
         p.executableURL = Products.daemon
-        p.arguments = ["--socket", socket, "--state-dir", stateDir, "--badges", Products.badges.path, "--log-level", "info"]
+        p.arguments = ["--socket", socket, "--state-dir", stateDir, "--badges", Products.badges.path, "--log-level", "info"] + extraArguments
         let pipe = Pipe()
         p.standardError = pipe
         p.standardOutput = FileHandle.nullDevice
@@ -256,4 +260,29 @@ func runCLI(_ args: [String], environment: [String: String]? = nil) throws -> (s
     p.waitUntilExit()
     watchdog.exited()
     return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+}
+
+/// The CLI running in the background, for commands that wait (`syncbadge wait`, an action
+/// awaiting its answer) while the test acts.
+final class BackgroundCLI: Sendable {
+    private let result = Mutex<(status: Int32, out: String, err: String)?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ args: [String]) {
+        let thread = Thread { [self] in
+            let r = (try? runCLI(args)) ?? (-1, "", "could not start the CLI")
+            result.withLock { $0 = r }
+            done.signal()
+        }
+        thread.start()
+    }
+
+    /// The exit status and output, once it exited within `timeout` seconds.
+    func finish(timeout: Double = 30) -> (status: Int32, out: String, err: String)? {
+        guard done.wait(timeout: .now() + timeout) == .success else { return nil }
+        done.signal()
+        return result.withLock { $0 }
+    }
+
+    var hasExited: Bool { result.withLock { $0 != nil } }
 }

@@ -1,0 +1,231 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import FoundationEssentials
+import SyncBadgeClient
+import SyncBadgeCore
+
+/// What `syncbadge wait` knows of each path it waits for, and what it concludes. No I/O: the
+/// command feeds it the `ITEM`s it reads (answers and pushes) and acts on `verdict`.
+struct WaitProgress {
+    enum Verdict: Equatable {
+        case waiting
+        /// Every path is `synced` (or `ignored`: nothing will sync it).
+        case synced
+        /// These paths are in `error` or `conflict` (a directory: somewhere below it).
+        case failed([[UInt8]])
+    }
+
+    private(set) var items: [[UInt8]: Item] = [:]
+    let paths: [[UInt8]]
+    /// The last `syncing` entry heard of, for the progress line.
+    private(set) var lastSyncing: Item?
+
+    init(paths: [[UInt8]]) {
+        self.paths = paths
+    }
+
+    /// An `ITEM` of a path waited for, or of a sibling (a pushed child of an observed directory).
+    mutating func heard(_ item: Item) {
+        if item.state == "syncing" { lastSyncing = item } else if lastSyncing?.path == item.path { lastSyncing = nil }
+        if paths.contains(item.path) { items[item.path] = item }
+    }
+
+    var verdict: Verdict {
+        let failed = paths.filter { ["error", "conflict"].contains(items[$0]?.state) }
+        if !failed.isEmpty { return .failed(failed) }
+        let done = paths.allSatisfy { ["synced", "ignored"].contains(items[$0]?.state) }
+        return done ? .synced : .waiting
+    }
+
+    /// One line for a terminal: what is left, and what is syncing.
+    var progressLine: String {
+        let left = paths.filter { !["synced", "ignored"].contains(items[$0]?.state) }
+        var counts = StateCounts()
+        for p in left {
+            guard let i = items[p] else { continue }
+            if let c = i.counts {
+                counts.add(c)
+                counts[.synced] = 0
+                counts[.ignored] = 0
+            } else if let s = SyncState(name: i.state) {
+                counts[s] += 1
+            }
+        }
+        var parts = ["waiting for \(left.count) of \(paths.count) path\(paths.count == 1 ? "" : "s")"]
+        let states = [SyncState.syncing, .pending, .unknown].filter { counts[$0] > 0 }.map { "\(counts[$0]) \($0.name)" }
+        if !states.isEmpty { parts.append(states.joined(separator: ", ")) }
+        if let s = lastSyncing {
+            parts.append("\(PathBytes.display(s.name))\(s.progress.map { " \($0)%" } ?? "")")
+        }
+        return parts.joined(separator: "; ")
+    }
+}
+
+/// `syncbadge wait`: returns once paths are synced, reading pushes.
+struct Wait: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "wait",
+        abstract: "Wait until paths are synced (a directory: everything below it).",
+        discussion: """
+            Follows the daemon's pushes (no polling) until every path is synced; an ignored path \
+            counts as done. On a terminal it shows what is left and what is syncing; otherwise it \
+            prints nothing. For scripts: `cp report.odt ~/Sync/ && syncbadge wait ~/Sync/report.odt \
+            && poweroff`. If the daemon restarts meanwhile, it waits for it and goes on.
+
+            Exit codes: 0 synced; 1 a path is in error or conflict (each one below a directory is \
+            printed with its message), or the daemon refused (a path outside every root, say); \
+            124 the --timeout passed first, as timeout(1) exits.
+            """)
+
+    /// timeout(1)'s exit status.
+    static let timeoutExit: Int32 = 124
+
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The paths to wait for (default: the current directory).") var paths: [String] = []
+    @Option(help: "Give up after this many seconds (exit 124).") var timeout: Double?
+    @Flag(help: "JSON Lines: each path's final item (and each entry in error or conflict).") var json = false
+
+    func validate() throws {
+        if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be a positive number of seconds") }
+    }
+
+    func run() throws {
+        CLI.unblockSignals()
+        let targets = (paths.isEmpty ? ["."] : paths).map(CLI.absolute)
+        let deadline = timeout.map { monotonicNow() + $0 }
+        let showProgress = isatty(STDERR_FILENO) == 1 && !json
+        var c = try connection.connect(name: "syncbadge-wait")
+        while true {
+            switch follow(c, targets, deadline: deadline, showProgress: showProgress) {
+            case .finished(let progress):
+                if showProgress { Output.write("\r\u{1B}[K", to: STDERR_FILENO) }
+                report(c, progress)
+                if case .failed = progress.verdict { throw ExitCode(1) }
+                return
+            case .timedOut(let progress):
+                if showProgress { Output.write("\r\u{1B}[K", to: STDERR_FILENO) }
+                if json {
+                    for p in targets { if let i = progress.items[p] { printLine(JSON.item(i)) } }
+                } else {
+                    Output.write("syncbadge: timed out: \(progress.progressLine)\n", to: STDERR_FILENO)
+                }
+                throw ExitCode(Self.timeoutExit)
+            case .daemonGone:
+                if showProgress { Output.write("\r\u{1B}[Kthe daemon went away; waiting for it to come back", to: STDERR_FILENO) }
+                c = connection.reconnect(name: "syncbadge-wait")
+            }
+        }
+    }
+
+    enum Outcome {
+        case finished(WaitProgress)
+        case timedOut(WaitProgress)
+        case daemonGone
+    }
+
+    /// Observes each path (a directory itself, a file through its parent) before it reads the
+    /// path's state, so that no change falls between the two; then every push that concerns a
+    /// path updates it, until the verdict is in, the deadline passes or the daemon goes.
+    func follow(_ c: Connection, _ targets: [[UInt8]], deadline: Double?, showProgress: Bool) -> Outcome {
+        var progress = WaitProgress(paths: targets)
+        let nolist = c.capabilities.contains("observe-nolist")
+        do {
+            let first = try c.request("STATUS", targets.map { .path($0) })
+            var observed: Set<[UInt8]> = []
+            for item in first.data.compactMap(Item.init) {
+                if item.state == "outside" {
+                    CLI.fail("\(PathBytes.display(item.path)): not inside any registered root (add one with `syncbadge add DIR`)")
+                }
+                let dir = item.kind == "dir" ? item.path : PathBytes.parent(item.path)
+                guard observed.insert(dir).inserted else { continue }
+                let reply = try c.request("OBSERVE", [.path(dir)] + (nolist ? [.word("list=0")] : []))
+                for i in reply.data.compactMap(Item.init) { progress.heard(i) }
+            }
+            // Read again now that every change is pushed: what changed before the OBSERVE.
+            for i in try c.request("STATUS", targets.map { .path($0) }).data.compactMap(Item.init) { progress.heard(i) }
+        } catch ClientError.server(let code, let message) {
+            CLI.fail(ClientError.server(code: code, message: message), about: nil)
+        } catch {
+            return .daemonGone
+        }
+        while true {
+            if showProgress { Output.write("\r\u{1B}[K" + progress.progressLine, to: STDERR_FILENO) }
+            if progress.verdict != .waiting { return .finished(progress) }
+            let remaining = deadline.map { $0 - monotonicNow() }
+            if let remaining, remaining <= 0 { return .timedOut(progress) }
+            let push: WireMessage?
+            do {
+                push = try c.nextPush(timeout: remaining)
+            } catch {
+                return .daemonGone
+            }
+            guard let m = push else { continue }
+            switch m.kind {
+            case "ITEM":
+                if let i = Item(m) { progress.heard(i) }
+            case "RESET", "GONE":
+                // Pushes were dropped, or a path went: read every path again.
+                do {
+                    for i in try c.request("STATUS", targets.map { .path($0) }).data.compactMap(Item.init) { progress.heard(i) }
+                } catch ClientError.server(let code, let message) {
+                    CLI.fail(ClientError.server(code: code, message: message), about: nil)
+                } catch {
+                    return .daemonGone
+                }
+            case "BYE":
+                return .daemonGone
+            default:
+                continue
+            }
+        }
+    }
+
+    /// The outcome: nothing when synced (but --json's items); each entry in error or conflict
+    /// with its message, found below a failed directory by its counts.
+    func report(_ c: Connection, _ progress: WaitProgress) {
+        guard case .failed(let failed) = progress.verdict else {
+            if json { for p in progress.paths { if let i = progress.items[p] { printLine(JSON.item(i)) } } }
+            return
+        }
+        for p in failed {
+            guard let item = progress.items[p] else { continue }
+            for bad in item.kind == "dir" ? failures(c, below: item) : [item] {
+                if json {
+                    printLine(JSON.item(bad))
+                } else {
+                    Output.write("syncbadge: \(PathBytes.display(bad.path)): \(bad.state)\(bad.message.map { " (\($0))" } ?? "")\n", to: STDERR_FILENO)
+                }
+            }
+        }
+    }
+
+    /// The entries in error or conflict below a directory (itself included), following only
+    /// the subdirectories whose counts hold one.
+    func failures(_ c: Connection, below dir: Item) -> [Item] {
+        func failed(_ i: Item) -> Bool { i.state == "error" || i.state == "conflict" }
+        var out: [Item] = []
+        var stack = [dir]
+        while let d = stack.popLast() {
+            let below = d.counts.map { $0[.error] + $0[.conflict] } ?? 0
+            guard below > 0 else {
+                // Its own state, then.
+                if failed(d) { out.append(d) }
+                continue
+            }
+            guard let children = try? c.request("LIST", [.path(d.path)]).data.compactMap(Item.init) else { continue }
+            for child in children.reversed() where failed(child) {
+                if child.kind == "dir" { stack.append(child) } else { out.append(child) }
+            }
+        }
+        return out
+    }
+}
+
+/// Seconds on a clock that never jumps.
+func monotonicNow() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
