@@ -59,6 +59,11 @@ public final class GitEngine {
     // MARK: The loop
 
     public func run() -> Never {
+        // Started from a program that blocks signals (a test runner, some supervisors), the
+        // mask is inherited: SIGTERM and SIGINT must end the adapter as their default does.
+        var none = sigset_t()
+        sigemptyset(&none)
+        sigprocmask(SIG_SETMASK, &none, nil)
         let dir = ReposFile.directory(of: reposFile)
         // The directory must exist to be watched: the file may appear later.
         try? ReposFile.makeDirectories(dir)
@@ -84,7 +89,9 @@ public final class GitEngine {
             deadline = deadline.map { min($0, t) } ?? t
         }
         if session == nil { earliest(retryAt) }
-        for r in repos.values where r.needsFull { earliest(r.fullAt ?? .now) }
+        for r in repos.values where r.claimed {
+            if r.needsFull || !r.built { earliest(r.fullAt ?? .now) } else if !r.dirty.isEmpty { earliest(.now) }
+        }
         for (_, op) in ops { for reply in op.replies { earliest(reply.deadline) } }
         var timeout: Int32 = -1
         if let deadline {
@@ -237,6 +244,10 @@ public final class GitEngine {
         guard let s = session else { return }
         let started = ContinuousClock.now
         r.model = RepoModel()
+        // The top level's own state and generation: `LIST` gives those of its children only.
+        if let top = try s.status([r.topBytes]).first, let top {
+            r.model.upsert([], isDirectory: true, gen: top.gen ?? 0, shown: Self.shown(top))
+        }
         try walk(r, from: RepoModel.root, s)
         for item in try s.changes(r.topBytes) {
             guard let rel = r.relative(item.path), !GitView.isGitDirectory(rel) else { continue }
@@ -295,7 +306,9 @@ public final class GitEngine {
         r.statusError = nil
         var unpushed: [[UInt8]: Int] = [:]
         if status.branch.hasUpstream, (status.branch.ahead ?? 0) > 0 {
-            let log = git.run(["log", "--format=%x01", "--name-only", "-z", "--no-renames", "@{upstream}..HEAD"], in: r.top)
+            // `-c`: a merge counts for the paths its result changed from every parent (a
+            // resolved conflict), not for those it brought from the upstream, which has them.
+            let log = git.run(["log", "-c", "--format=%x01", "--name-only", "-z", "--no-renames", "@{upstream}..HEAD"], in: r.top)
             if log.ok { unpushed = UnpushedLog.parse(log.stdout) } else { logger.warning("\(r.top): git log failed: \(log.message)") }
         }
         let view = GitView(status: status, unpushed: unpushed)

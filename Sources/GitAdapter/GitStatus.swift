@@ -77,7 +77,7 @@ public struct GitStatus: Sendable, Equatable {
                 status.entries.append(StatusEntry(path: path, kind: .changed(index: xy.0, worktree: xy.1)))
             case UInt8(ascii: "2"):
                 // The original path is the next record.
-                guard let (fields, path) = split(r, fields: 9), let xy = fields[1].xy, i < records.count else {
+                guard let (fields, path) = split(r, fields: 9), let xy = fields[1].xy, i < records.count, !records[i].isEmpty else {
                     throw ParseError(record: text(r))
                 }
                 let from = Array(records[i])
@@ -131,7 +131,7 @@ extension ArraySlice where Element == UInt8 {
 }
 
 /// The files each commit not yet in the upstream changed, from
-/// `git log --format=%x01 --name-only -z --no-renames <upstream>..HEAD`.
+/// `git log -c --format=%x01 --name-only -z --no-renames <upstream>..HEAD`.
 public enum UnpushedLog {
     /// How many of those commits changed each path.
     public static func parse(_ output: [UInt8]) -> [[UInt8]: Int] {

@@ -63,12 +63,14 @@ func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
         #expect(throws: GitStatus.ParseError.self) { try GitStatus.parse(bytes("X what\0")) }
     }
 
-    /// `git log --format=%x01 --name-only -z --no-renames @{upstream}..HEAD`, recorded.
+    /// `git log -c --format=%x01 --name-only -z --no-renames @{upstream}..HEAD`, recorded.
     @Test func unpushedCommitsPerPath() {
         let out: [UInt8] = [1, 0] + bytes("\na.txt") + [0] + [1, 0] + bytes("\na.txt") + [0] + bytes("new.txt") + [0] + bytes("u/v/q.txt") + [0]
         #expect(UnpushedLog.parse(out) == [bytes("a.txt"): 2, bytes("new.txt"): 1, bytes("u/v/q.txt"): 1])
-        // A merge commit lists no names: its marker alone.
+        // A merge commit that changed nothing from every parent lists no names: its marker alone.
         #expect(UnpushedLog.parse([1, 0, 1, 0] + bytes("\nx") + [0]) == [bytes("x"): 1])
+        // `-c`: a merge with a resolved conflict in f (recorded), then the commit it merged.
+        #expect(UnpushedLog.parse([1, 0, 0] + bytes("f") + [0, 1, 0] + bytes("\nf") + [0]) == [bytes("f"): 2])
         #expect(UnpushedLog.parse([]) == [:])
     }
 }
