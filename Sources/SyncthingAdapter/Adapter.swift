@@ -56,9 +56,20 @@ public final class SyncthingBridge {
         MenuDefinition(kind: "container", id: "syncthing.rescan", title: "Rescan now"),
         MenuDefinition(kind: "items", id: "syncthing.keep-this", title: "Keep this copy", states: ["conflict"]),
         MenuDefinition(kind: "items", id: "syncthing.keep-other", title: "Keep the other copy", states: ["conflict"]),
-        MenuDefinition(kind: "toolbar", id: "syncthing.pause", title: "Pause syncing"),
-        MenuDefinition(kind: "toolbar", id: "syncthing.resume", title: "Resume syncing"),
-    ]
+        MenuDefinition(kind: "items", id: "syncthing.view", title: "Show Syncthing's view"),
+    ] + toolbarMenus(paused: false)
+
+    /// The toolbar's two items, the one that does nothing now disabled.
+    static func toolbarMenus(paused: Bool) -> [MenuDefinition] {
+        [MenuDefinition(kind: "toolbar", id: "syncthing.pause", title: "Pause syncing", enabled: !paused),
+         MenuDefinition(kind: "toolbar", id: "syncthing.resume", title: "Resume syncing", enabled: paused)]
+    }
+
+    /// The toolbar item says what a click does: resume when every folder is paused.
+    static func toolbar(paused: Bool) -> ToolbarDefinition {
+        paused ? ToolbarDefinition(name: "Resume syncing", tooltip: "Every Syncthing folder is paused: resume them")
+            : ToolbarDefinition(name: "Pause syncing", tooltip: "Pause every Syncthing folder")
+    }
 
     let api: any SyncthingAPI
     let daemon: any BadgeDaemon
@@ -75,6 +86,8 @@ public final class SyncthingBridge {
     let stream: AsyncStream<Input>
     let continuation: AsyncStream<Input>.Continuation
     var channel: ProviderChannel!
+    /// Whether every followed folder is paused, as the toolbar shows it.
+    var paused = false
 
     public init(api: any SyncthingAPI, daemon: any BadgeDaemon, socketPath: String, folders: [String], origin: String, logger: Logger) {
         self.api = api
@@ -86,7 +99,7 @@ public final class SyncthingBridge {
         (stream, continuation) = AsyncStream.makeStream(of: Input.self)
         let c = continuation
         channel = ProviderChannel(socketPath: socketPath, name: "syncthing", menus: Self.menus,
-                                  toolbar: (name: "Syncthing", tooltip: "Pause or resume every Syncthing folder"),
+                                  toolbar: Self.toolbar(paused: false),
                                   logger: logger) { c.yield(.daemon($0)) }
     }
 
@@ -197,6 +210,12 @@ public final class SyncthingBridge {
 
     func applyConfig(_ config: SyncthingConfig, rebuildAll all: Bool) async throws {
         let folders = WatchedFolder.from(config, myID: myID, home: home, only: only)
+        // A pause made here or in Syncthing's own GUI: the toolbar follows (ConfigSaved).
+        let allPaused = !folders.isEmpty && folders.allSatisfy(\.paused)
+        if allPaused != paused {
+            paused = allPaused
+            channel.define(menus: Self.toolbarMenus(paused: allPaused), toolbar: Self.toolbar(paused: allPaused))
+        }
         let actions = mapper.configured(folders, devices: config.devices)
         await perform(actions)
         if all {
@@ -235,8 +254,9 @@ public final class SyncthingBridge {
             await perform(mapper.changed(path: path, gen: gen, fs: fs))
         case .resetChanges(let root):
             for (p, g) in (try? daemon.pending(root: root)) ?? [] { await perform(mapper.changed(path: p, gen: g, fs: fs)) }
-        case .action(let id, let paths, _):
-            await action(id, paths)
+        case .action(let id, let paths, _, let reply):
+            let (message, failed) = await action(id, paths)
+            if let reply { channel.answer(token: reply, message: message, failed: failed) }
         case .lost:
             break
         }
@@ -345,29 +365,50 @@ public final class SyncthingBridge {
 
     // MARK: Menu actions
 
-    func action(_ id: String, _ paths: [String]) async {
+    /// Performs a menu action; what it did (or why it failed), for a client that asked for the
+    /// answer (1.2).
+    func action(_ id: String, _ paths: [String]) async -> (message: String?, failed: Bool) {
+        let located = paths.compactMap { mapper.locate($0) }
         do {
             switch id {
             case "syncthing.rescan":
-                for p in paths {
-                    guard let (f, name) = mapper.locate(p) else { continue }
-                    try await api.scan(folder: f.id, sub: name.isEmpty ? nil : name)
-                }
+                for (f, name) in located { try await api.scan(folder: f.id, sub: name.isEmpty ? nil : name) }
+                return ("Syncthing rescans \(located.count == 1 ? "it" : "\(located.count) paths") now", false)
             case "syncthing.keep-this", "syncthing.keep-other":
-                for p in paths {
-                    guard let (f, name) = mapper.locate(p) else { continue }
-                    try resolve(f, name, keepSelected: id == "syncthing.keep-this")
-                }
+                for (f, name) in located { try resolve(f, name, keepSelected: id == "syncthing.keep-this") }
+                return (id == "syncthing.keep-this" ? "Kept this copy" : "Kept the other copy", false)
             case "syncthing.pause", "syncthing.resume":
-                for f in try await api.config().folders where only.isEmpty || only.contains(f.id) {
-                    try await api.setPaused(folder: f.id, paused: id == "syncthing.pause")
-                }
+                let pause = id == "syncthing.pause"
+                let folders = try await api.config().folders.filter { only.isEmpty || only.contains($0.id) }
+                for f in folders { try await api.setPaused(folder: f.id, paused: pause) }
+                return ("\(pause ? "Paused" : "Resumed") \(folders.count) Syncthing folder\(folders.count == 1 ? "" : "s")", false)
+            case "syncthing.view":
+                guard !located.isEmpty else { return ("not in a Syncthing folder", true) }
+                var views: [String] = []
+                for (f, name) in located { views.append(try await view(f, name)) }
+                return (views.joined(separator: "\n\n"), false)
             default:
                 logger.debug("unknown action \(id)")
+                return ("the Syncthing adapter has no action \(id)", true)
             }
         } catch {
             logger.warning("action \(id) failed: \(error)")
+            return ("\(error)", true)
         }
+    }
+
+    /// "Show Syncthing's view" of one file: its versions, and which devices have it or need it.
+    func view(_ f: WatchedFolder, _ name: String) async throws -> String {
+        guard !name.isEmpty else {
+            let need = try await api.need(folder: f.id).names
+            return "Syncthing folder \(f.label): \(need.isEmpty ? "up to date here" : "\(need.count) item\(need.count == 1 ? "" : "s") still to download")"
+        }
+        let db = try await api.file(folder: f.id, name: name)
+        let neededHere = try await api.need(folder: f.id).names.contains(name)
+        var neededBy: Set<String> = []
+        for peer in f.peers where try await api.remoteNeed(folder: f.id, device: peer).names.contains(name) { neededBy.insert(peer) }
+        return SyncthingView.describe(name: name, folderLabel: f.label, db: db, peers: f.peers, neededBy: neededBy,
+                                      neededHere: neededHere, myID: myID, deviceNames: mapper.deviceNames)
     }
 
     /// Resolves a conflict by renaming the copy over the original, or deleting the copy.

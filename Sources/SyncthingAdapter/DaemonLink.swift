@@ -117,7 +117,8 @@ public enum DaemonPush: Sendable, Equatable {
     case changed(path: String, gen: UInt64, from: String?)
     /// Changes were dropped for a slow reader: ask `CHANGES` again.
     case resetChanges(root: String)
-    case action(id: String, paths: [String], target: String?)
+    /// `reply`: the token to `ANSWER` with, when the client asked for an answer (1.2).
+    case action(id: String, paths: [String], target: String?, reply: String?)
     case lost
 }
 
@@ -127,8 +128,18 @@ public struct MenuDefinition: Sendable, Equatable {
     public var id: String
     public var title: String
     public var states: [String]
-    public init(kind: String, id: String, title: String, states: [String] = []) {
-        self.kind = kind; self.id = id; self.title = title; self.states = states
+    public var enabled: Bool
+    public init(kind: String, id: String, title: String, states: [String] = [], enabled: Bool = true) {
+        self.kind = kind; self.id = id; self.title = title; self.states = states; self.enabled = enabled
+    }
+}
+
+/// The toolbar item an adapter defines.
+public struct ToolbarDefinition: Sendable, Equatable {
+    public var name: String
+    public var tooltip: String
+    public init(name: String, tooltip: String) {
+        self.name = name; self.tooltip = tooltip
     }
 }
 
@@ -140,23 +151,26 @@ public final class ProviderChannel: Sendable {
         var roots: [String] = []
         var stopping = false
         var generation = 0
+        /// Menu items and the toolbar item as they should be now; a change is defined again on
+        /// the live connection.
+        var menus: [MenuDefinition]
+        var toolbar: ToolbarDefinition?
+        /// Answers to send (1.2): on this connection, the one the actions came on.
+        var answers: [(token: String, message: String?, failed: Bool)] = []
     }
     let socketPath: String
     let name: String
-    let menus: [MenuDefinition]
-    let toolbar: (name: String, tooltip: String)?
-    let wanted = Mutex(Wanted())
+    let wanted: Mutex<Wanted>
     let wakeRead: Int32
     let wakeWrite: Int32
     let onPush: @Sendable (DaemonPush) -> Void
     let logger: Logger
 
-    public init(socketPath: String, name: String, menus: [MenuDefinition], toolbar: (name: String, tooltip: String)?,
+    public init(socketPath: String, name: String, menus: [MenuDefinition], toolbar: ToolbarDefinition?,
                 logger: Logger, onPush: @escaping @Sendable (DaemonPush) -> Void) {
         self.socketPath = socketPath
         self.name = name
-        self.menus = menus
-        self.toolbar = toolbar
+        self.wanted = Mutex(Wanted(menus: menus, toolbar: toolbar))
         self.logger = logger
         self.onPush = onPush
         var fds: [Int32] = [0, 0]
@@ -179,11 +193,30 @@ public final class ProviderChannel: Sendable {
         t.start()
     }
 
-    /// Claims exactly these roots (a root dropped means a new connection: claims have no undo).
+    /// Claims exactly these roots. A root dropped is given up with `UNCLAIM` where the daemon
+    /// has it (1.2), and by a new connection where it has not.
     public func follow(roots: [String]) {
         wanted.withLock {
             if !Set(roots).isSuperset(of: Set($0.roots)) { $0.generation += 1 }
             $0.roots = roots
+        }
+        wake()
+    }
+
+    /// Answers an action whose push carried `reply=<token>`.
+    public func answer(token: String, message: String?, failed: Bool) {
+        wanted.withLock { $0.answers.append((token, message, failed)) }
+        wake()
+    }
+
+    /// Replaces menu items (same kind and id) and the toolbar item, on the live connection and
+    /// every later one.
+    public func define(menus changed: [MenuDefinition] = [], toolbar: ToolbarDefinition? = nil) {
+        wanted.withLock { w in
+            for m in changed {
+                if let i = w.menus.firstIndex(where: { $0.kind == m.kind && $0.id == m.id }) { w.menus[i] = m } else { w.menus.append(m) }
+            }
+            if let toolbar { w.toolbar = toolbar }
         }
         wake()
     }
@@ -229,22 +262,57 @@ public final class ProviderChannel: Sendable {
     /// One connection's life: returns when the roots shrank, throws when the daemon went away.
     func session(connected: () -> Void) throws {
         let c = try Connection(socketPath: socketPath, role: "provider", name: name)
+        logger.info("provider connection to syncbadged open", metadata: ["epoch": "\(c.epoch)"])
         connected()
-        for m in menus {
-            var f: [RequestField] = [.word(m.kind), .word(m.id), .option("title", m.title)]
-            if !m.states.isEmpty { f.append(.option("states", m.states.joined(separator: ","))) }
-            _ = try c.request("DEFINE-MENU", f, timeout: 30)
-        }
-        if let toolbar {
-            _ = try c.request("DEFINE-TOOLBAR", [.option("name", toolbar.name), .option("tooltip", toolbar.tooltip)], timeout: 30)
-        }
+        var definedMenus: [MenuDefinition] = []
+        var definedToolbar: ToolbarDefinition?
+        // Answers queued for an earlier connection cannot be given on this one.
+        wanted.withLock { $0.answers.removeAll() }
         onPush(.connected(epoch: c.epoch))
+        let canUnclaim = c.capabilities.contains("unclaim")
         var claimed = Set<String>()
-        let generation = wanted.withLock { $0.generation }
+        var generation = wanted.withLock { $0.generation }
         while true {
-            let (roots, gen, stopping) = wanted.withLock { ($0.roots, $0.generation, $0.stopping) }
+            let (roots, gen, stopping, menus, toolbar, answers) = wanted.withLock { w in
+                defer { w.answers.removeAll() }
+                return (w.roots, w.generation, w.stopping, w.menus, w.toolbar, w.answers)
+            }
             if stopping { return }
-            if gen != generation { return }
+            for m in menus where !definedMenus.contains(m) {
+                var f: [RequestField] = [.word(m.kind), .word(m.id), .option("title", m.title)]
+                if !m.states.isEmpty { f.append(.option("states", m.states.joined(separator: ","))) }
+                if !m.enabled { f.append(.word("enabled=0")) }
+                _ = try c.request("DEFINE-MENU", f, timeout: 30)
+            }
+            definedMenus = menus
+            if let toolbar, toolbar != definedToolbar {
+                _ = try c.request("DEFINE-TOOLBAR", [.option("name", toolbar.name), .option("tooltip", toolbar.tooltip)], timeout: 30)
+                definedToolbar = toolbar
+            }
+            for a in answers {
+                var f: [RequestField] = [.word(a.token)]
+                if let m = a.message { f.append(.option("message", m)) }
+                if a.failed { f.append(.word("failed=1")) }
+                do {
+                    _ = try c.request("ANSWER", f, timeout: 30)
+                } catch ClientError.server(let code, let message) {
+                    // Too late (the client's 10 seconds passed) or the client went away.
+                    logger.debug("answer \(a.token): \(code) \(message ?? "")")
+                }
+            }
+            if gen != generation {
+                guard canUnclaim else { return }
+                for r in claimed.subtracting(roots).sorted() {
+                    do {
+                        _ = try c.request("UNCLAIM", [.path(Array(r.utf8))], timeout: 30)
+                    } catch ClientError.server(let code, let message) {
+                        // The root went first (removed), which ended the claim.
+                        logger.debug("unclaim \(r): \(code) \(message ?? "")")
+                    }
+                    claimed.remove(r)
+                }
+                generation = gen
+            }
             for r in roots where !claimed.contains(r) {
                 do {
                     _ = try c.request("CLAIM", [.path(Array(r.utf8))], timeout: 30)
@@ -280,7 +348,7 @@ public final class ProviderChannel: Sendable {
         case "ACTION":
             guard let id = m.fields.first?.string else { return }
             let paths = m.fields.dropFirst().filter(\.isPath).map { String(decoding: $0.bytes, as: UTF8.self) }
-            onPush(.action(id: id, paths: paths, target: m.option("target")))
+            onPush(.action(id: id, paths: paths, target: m.option("target"), reply: m.option("reply")))
         default:
             break
         }

@@ -255,6 +255,27 @@ struct SyncthingEndToEndTests {
 }
 
 /// One Syncthing each, no pair: these run beside the pairs.
+extension SyncthingEndToEndTests {
+    /// "Show Syncthing's view" (1.2's answer): both devices, by name, with the versions.
+    @Test func showSyncthingsViewNamesBothDevices() throws {
+        let pair = try SyncthingPair()
+        let c = try pair.daemon.connect()
+        let onA = pair.a.folder + "/notes.txt"
+        try touchFile(onA, "hello")
+        try c.waitForState(onA, "synced on A", diagnostics: pair.diagnostics) { $0.state == "synced" }
+        let menu = try c.request("MENU", [.word("items"), .path(Array(onA.utf8))], timeout: 15).data.compactMap { $0.fields.first?.string }
+        #expect(menu.contains("syncthing.view"))
+        let r = try runCLI(["action", "syncthing.view", onA, "--socket", pair.daemon.socket])
+        #expect(r.status == 0, "\(r)\n\(pair.diagnostics())")
+        let peer = (pair.b.home as NSString).lastPathComponent
+        #expect(r.out.contains("notes.txt in Syncthing folder shared"), "\(r.out)")
+        #expect(r.out.contains("Local version: ") && r.out.contains("Global version: "), "\(r.out)")
+        let upToDate = r.out.split(separator: "\n").first { $0.hasPrefix("Up to date: ") } ?? ""
+        #expect(upToDate.contains("(this device)") && upToDate.contains(peer), "\(r.out)")
+        #expect(r.out.contains("Still needs it: no device"), "\(r.out)")
+    }
+}
+
 @Suite(.enabled(if: toolsOnPath(["syncthing"])))
 struct SyncthingSingleInstanceTests {
     /// A Unix-socket GUI (1.19 writes it as a bare path) and an HTTPS one (`tls="true"`,
@@ -336,20 +357,69 @@ struct SyncthingSingleInstanceTests {
             }
         }
         #expect(items.map { $0.fields.first?.string ?? "" } == ["syncthing.pause", "syncthing.resume"])
-        let toolbar = try c.request("TOOLBAR", [], timeout: 15).data
-        #expect(toolbar.map { $0.option("provider") } == ["syncthing"])
+        try waitForToolbar(c, "Pause syncing", diagnostics: diagnostics)
 
-        _ = try c.request("ACTION", [.word("syncthing.pause"), .option("provider", "syncthing")], timeout: 15)
+        // Asked with reply=1 (1.2), the adapter says what it did; its toolbar item then says
+        // what a click does now.
+        let paused = try c.request("ACTION", [.word("syncthing.pause"), .option("provider", "syncthing"), .word("reply=1")], timeout: 15)
+        #expect(paused.ok.option("message") == "Paused 1 Syncthing folder")
         do {
             try st.waitForFolder("solo", paused: true)
         } catch { throw HarnessError(description: "\(error)\n" + diagnostics()) }
+        try waitForToolbar(c, "Resume syncing", diagnostics: diagnostics)
+        let menu = try c.request("MENU", [.word("toolbar"), .option("provider", "syncthing")], timeout: 15).data
+        #expect(menu.map { "\($0.fields.first?.string ?? ""):\($0.option("enabled") ?? "")" } == ["syncthing.pause:0", "syncthing.resume:1"])
         _ = try c.request("ACTION", [.word("syncthing.resume"), .option("provider", "syncthing")], timeout: 15)
         do {
             try st.waitForFolder("solo", paused: false)
         } catch { throw HarnessError(description: "\(error)\n" + diagnostics()) }
+        try waitForToolbar(c, "Pause syncing", diagnostics: diagnostics)
+        // A pause made in Syncthing's own GUI (its REST API, as the GUI does) is followed too.
+        _ = try st.rest("PATCH", "/rest/config/folders/solo", json: ["paused": true])
+        try waitForToolbar(c, "Resume syncing", diagnostics: diagnostics)
+        _ = try st.rest("PATCH", "/rest/config/folders/solo", json: ["paused": false])
+        try waitForToolbar(c, "Pause syncing", diagnostics: diagnostics)
         // Syncing again: a new file reaches synced.
         try touchFile(st.folder + "/after-resume.txt", "x")
         try c.waitForState(st.folder + "/after-resume.txt", "synced after resuming", diagnostics: diagnostics) { $0.state == "synced" }
+    }
+
+    /// Waits until the adapter's line in `TOOLBAR` is named `name`, woken by `* TOOLBAR` pushes.
+    func waitForToolbar(_ c: Connection, _ name: String, timeout: Double = 20, diagnostics: () -> String) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last: [String] = []
+        while true {
+            last = try c.request("TOOLBAR", [], timeout: 15).data.filter { $0.option("provider") == "syncthing" }.compactMap { $0.option("name") }
+            if last == [name] { return }
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { throw HarnessError(description: "the toolbar never said \(name); last: \(last)\n" + diagnostics()) }
+            _ = try c.nextPush(timeout: left)
+        }
+    }
+
+    /// A folder removed from Syncthing is given up with UNCLAIM (1.2): its root loses its
+    /// provider, and the adapter keeps its one connection to the daemon.
+    @Test func aFolderRemovedFromSyncthingIsUnclaimedWithoutAReconnect() throws {
+        let daemon = try DaemonHarness()
+        let st = try SyncthingInstance(temp: daemon.temp, name: "solo", ownFolder: "solo")
+        try st.start()
+        defer { st.stop() }
+        let adapter = try AdapterProcess(socket: daemon.socket, syncthing: st)
+        defer { adapter.stop() }
+        let c = try daemon.connect()
+        let diagnostics = { "--- adapter:\n\(adapter.log.suffix(3000))\n--- syncthing:\n\(st.logText.suffix(2000))" }
+        try c.waitForState(st.folder, "the root reconciled", timeout: 20, diagnostics: diagnostics) { $0.state == "synced" }
+        let deadline = Date().addingTimeInterval(20)
+        while try c.request("ROOTS", [], timeout: 15).data.first(where: { $0.path == st.folder })?.option("provider") != "syncthing" {
+            guard deadline.timeIntervalSinceNow > 0 else { throw HarnessError(description: "never claimed\n" + diagnostics()) }
+            _ = try c.nextPush(timeout: deadline.timeIntervalSinceNow)
+        }
+        // Pushes from before the claim (the root's own, without a provider) are not the answer.
+        while try c.nextPush(timeout: 0) != nil {}
+        _ = try st.rest("DELETE", "/rest/config/folders/solo")
+        let unclaimed = try c.waitForPush(timeout: 20) { $0.kind == "ROOT" && $0.path == st.folder && $0.option("provider") == nil }
+        #expect(unclaimed.fields[1].string != "removed")
+        #expect(adapter.log.components(separatedBy: "provider connection to syncbadged open").count == 2, "\(diagnostics())")
     }
 
     /// A wrong key exits 78 with one line naming the address and the config file, not the key.
