@@ -39,15 +39,24 @@ import SyncBadgeClient
         try FileManager.default.createDirectory(atPath: root + "/docs", withIntermediateDirectories: true)
         try touchFile(root + "/a.txt", "a")
         try touchFile(root + "/docs/readme.md", "r")
-        let c = try Connection(socketPath: d.socket)
+        // `C:`/`S:` is the first connection, `C2:`/`S2:` a second one (opened at its first use).
+        var connections: [String: Connection] = [:]
+        func connection(_ n: String) throws -> Connection {
+            if let c = connections[n] { return c }
+            let c = try Connection(socketPath: d.socket)
+            connections[n] = c
+            return c
+        }
         for step in example.steps {
             let s = step.replacingOccurrences(of: "$ROOT", with: root)
-            if s.hasPrefix("C: ") {
-                try c.sendRaw(Array((s.dropFirst(3) + "\n").utf8))
-            } else if s.hasPrefix("S: ") {
-                let expected = String(s.dropFirst(3))
-                let got = String(decoding: try c.readLine(timeout: 15), as: UTF8.self)
-                #expect(Self.matches(got, expected), "\(example): expected `\(expected)`, got `\(got)`")
+            if let (kind, n, text) = Self.split(s) {
+                let c = try connection(n)
+                if kind == "C" {
+                    try c.sendRaw(Array((text + "\n").utf8))
+                } else {
+                    let got = String(decoding: try c.readLine(timeout: 15), as: UTF8.self)
+                    #expect(Self.matches(got, text), "\(example): expected `\(text)`, got `\(got)`")
+                }
             } else if s.hasPrefix("$ ") {
                 let p = Process()
                 p.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -62,6 +71,14 @@ import SyncBadgeClient
                 #expect(p.terminationStatus == 0, "\(example): `\(s)` failed")
             }
         }
+    }
+
+    /// `C: …`, `S2: …`: the side, the connection's number ("" for the first) and the line.
+    static func split(_ step: String) -> (String, String, String)? {
+        guard let colon = step.firstIndex(of: ":"), let side = step.first, side == "C" || side == "S" else { return nil }
+        let number = step[step.index(after: step.startIndex)..<colon]
+        guard number.allSatisfy(\.isNumber), step[colon...].hasPrefix(": ") else { return nil }
+        return (String(side), number == "1" ? "" : String(number), String(step[step.index(colon, offsetBy: 2)...]))
     }
 
     /// `{any}` matches any run of characters within one field.
