@@ -7,8 +7,8 @@ SWIFT_FLAGS := --scratch-path $(SCRATCH)
 # libinotifytools (no pkg-config file), SQLite for GRDB, inotify-tools for comparisons,
 # socat for poking at the socket by hand, rsync and python3 for the example engine, tmux and
 # the shells and ranger for the terminal clients' tests, syncthing for the Syncthing adapter's,
-# openssl for the certificates of its TLS tests.
-APT_PACKAGES := libinotifytools0-dev inotify-tools libsqlite3-dev socat rsync python3 tmux zsh fish ranger syncthing openssl
+# openssl for the certificates of its TLS tests, git for the git adapter's.
+APT_PACKAGES := libinotifytools0-dev inotify-tools libsqlite3-dev socat rsync python3 tmux zsh fish ranger syncthing openssl git
 # The file managers' tests (Examples/filemanagers): Nautilus, Nemo and Caja with their Python
 # extension hosts, Xvfb, a session bus, ImageMagick, xdotool, rsvg-convert (the emblems) and
 # notify-send. Installed without their recommends, which would be most of a desktop.
@@ -164,7 +164,7 @@ fuzz:
 release: deps
 	# Our products by name: building every product would also link dependencies' dynamic
 	# library products (libGRDB-dynamic.so), which cannot take a static Swift runtime.
-	for product in syncbadged syncbadge syncbadge-soak syncbadge-syncthing; do $(SWIFT) build $(RELEASE_FLAGS) --product $$product || exit 1; done
+	for product in syncbadged syncbadge syncbadge-soak syncbadge-syncthing syncbadge-git; do $(SWIFT) build $(RELEASE_FLAGS) --product $$product || exit 1; done
 	# A product SwiftPM thought up to date may still be linked against the shared runtime.
 	for tool in syncbadge syncbadged; do \
 	  bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/$$tool"; \
@@ -175,7 +175,7 @@ release: deps
 	# would build them a second time).
 	$(SWIFT) build $(RELEASE_FLAGS) --product generate-manual
 	rm -rf $(SCRATCH)/man && mkdir -p $(SCRATCH)/man
-	for tool in syncbadge syncbadged syncbadge-syncthing; do \
+	for tool in syncbadge syncbadged syncbadge-syncthing syncbadge-git; do \
 	  "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/generate-manual" \
 	    "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/$$tool" --multi-page --output-directory $(SCRATCH)/man; \
 	done
@@ -193,6 +193,7 @@ install-files:
 	install -s -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadged $(BIN)/syncbadged
 	install -s -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadge $(BIN)/syncbadge
 	install -s -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadge-syncthing $(BIN)/syncbadge-syncthing
+	install -s -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadge-git $(BIN)/syncbadge-git
 	install -m 644 Badges/badges.tsv Badges/*.svg $(SHARE)/syncbadge/badges/
 	install -m 644 Examples/prompt/syncbadge.* $(SHARE)/syncbadge/prompt/
 	install -m 644 Examples/ranger/syncbadge.py $(SHARE)/syncbadge/ranger/
@@ -202,6 +203,7 @@ install-files:
 	sed 's|@BINDIR@|$(PREFIX)/bin|' Examples/systemd/syncbadged.service > $(UNITS)/syncbadged.service
 	install -m 644 Examples/systemd/syncbadged.socket $(UNITS)/syncbadged.socket
 	sed 's|@BINDIR@|$(PREFIX)/bin|' Examples/systemd/syncbadge-syncthing.service > $(UNITS)/syncbadge-syncthing.service
+	sed 's|@BINDIR@|$(PREFIX)/bin|' Examples/systemd/syncbadge-git.service > $(UNITS)/syncbadge-git.service
 	$(BIN)/syncbadge --generate-completion-script bash > $(SHARE)/bash-completion/completions/syncbadge
 	$(BIN)/syncbadge --generate-completion-script zsh > $(SHARE)/zsh/site-functions/_syncbadge
 	$(BIN)/syncbadge --generate-completion-script fish > $(SHARE)/fish/vendor_completions.d/syncbadge.fish
@@ -211,6 +213,7 @@ install-files:
 	$(MAKE) install-vifm VIFM_SHARE=$(SHARE)
 	@echo "installed under $(DESTDIR)$(PREFIX); enable on demand start with: systemctl --user enable --now syncbadged.socket"
 	@echo "with Syncthing: systemctl --user enable --now syncbadge-syncthing.service"
+	@echo "with git: syncbadge-git add DIR, then systemctl --user enable --now syncbadge-git.service"
 
 # The file-manager extension: the file and the Python package under $(SHARE)/syncbadge, a link in
 # the extension directory of each file manager on this machine (Nemo and Caja read only
@@ -307,12 +310,12 @@ uninstall-filemanagers:
 
 uninstall: uninstall-filemanagers uninstall-dolphin
 	rm -f $(BIN)/syncbadged $(BIN)/syncbadge $(BIN)/syncbadge-syncthing $(UNITS)/syncbadged.service $(UNITS)/syncbadged.socket \
-	  $(UNITS)/syncbadge-syncthing.service
+	  $(UNITS)/syncbadge-syncthing.service $(BIN)/syncbadge-git $(UNITS)/syncbadge-git.service
 	rm -f $(SHARE)/bash-completion/completions/syncbadge $(SHARE)/zsh/site-functions/_syncbadge \
 	  $(SHARE)/fish/vendor_completions.d/syncbadge.fish
 	rm -f $(SHARE)/man/man1/syncbadge.1 $(SHARE)/man/man1/syncbadge.*.1 $(SHARE)/man/man1/syncbadged.1 \
 	  $(SHARE)/man/man1/syncbadged.*.1 $(SHARE)/man/man1/syncbadge-syncthing.1 \
-	  $(SHARE)/man/man1/syncbadge-syncthing.*.1
+	  $(SHARE)/man/man1/syncbadge-syncthing.*.1 $(SHARE)/man/man1/syncbadge-git.1 $(SHARE)/man/man1/syncbadge-git.*.1
 	rm -rf $(SHARE)/syncbadge
 
 # Debian packages into dist/ (docs/PACKAGING.md): dpkg-buildpackage and debhelper over the same

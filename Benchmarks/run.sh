@@ -3,11 +3,11 @@
 #
 #   SYNCBADGE_BIN=DIR Benchmarks/run.sh [--quick] [--only NAME[,NAME...]]
 #
-# SYNCBADGE_BIN is a directory holding release `syncbadged`, `syncbadge` and, for the syncthing
-# figure, `syncbadge-syncthing` (default: .build/release in the repository). Results go to
-# stdout and, as markdown, to $BENCH_OUT (default Benchmarks/results/latest.md). Names for
+# SYNCBADGE_BIN is a directory holding release `syncbadged`, `syncbadge` and, for the syncthing and
+# git figures, `syncbadge-syncthing` and `syncbadge-git` (default: .build/release in the repository).
+# Results go to stdout and, as markdown, to $BENCH_OUT (default Benchmarks/results/latest.md). Names for
 # --only: register memory push-latency status-rtt pipelined idle cli-status prompt burst
-# million many-observers list-10k startup syncthing.
+# million many-observers list-10k startup syncthing git.
 #
 # This script installs the tools it needs (apt, only what is missing), compiles the C helpers
 # into a temp dir, raises the open-file limit, and runs Benchmarks/scripts/bench.py. Whatever
@@ -44,7 +44,7 @@ OUT=${BENCH_OUT:-$REPO/Benchmarks/results/latest.md}
 # Tools: command -> Debian package. Installed only when missing (apt-get update first).
 declare -A PKG=([watchman]=watchman [hyperfine]=hyperfine [inotifywait]=inotify-tools
                 [zsh]=zsh [bash]=bash [cc]=gcc [python3]=python3 [awk]=gawk [taskset]=util-linux
-                [syncthing]=syncthing)
+                [syncthing]=syncthing [git]=git)
 missing=()
 for cmd in "${!PKG[@]}"; do command -v "$cmd" >/dev/null || missing+=("${PKG[$cmd]}"); done
 if ((${#missing[@]})); then

@@ -29,7 +29,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (BenchError, Conn, Ctx, Daemon, Figure, InotifyWait, Watchman, count_wakeups,  # noqa: E402
                     fmt_bytes, fmt_time, median, now, percentile, rss_bytes, settle_rss, wire)
-from syncbadge import Item  # noqa: E402  (common.py put Clients/python on the path)
+from syncbadge import Item, codec  # noqa: E402  (common.py put Clients/python on the path)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -1305,6 +1305,130 @@ def fig_syncthing(ctx, only):
     ]
 
 
+def fig_git(ctx, only):
+    """syncbadge-git on a generated working tree of 100,000 files in 10,000 directories, its
+    remote a bare repository on the same disk: after `git commit` of K edited files, the time
+    until every one of them shows `pending` "not pushed"; after `git push`, until every one
+    shows `synced`. Baseline: `git status` alone on the same tree, timed in the same rounds."""
+    adapter = os.path.join(ctx.sbbin, "syncbadge-git")
+    if not os.access(adapter, os.X_OK):
+        raise BenchError(f"no {adapter} (make release builds it)")
+    if not shutil.which("git"):
+        raise BenchError("git is not installed (apt-get install git)")
+    # 1 + 99 × 101 = 10,000 directories of 10 files (quick: a tenth, and no MET/MISSED).
+    top, sub, per_dir = (9, 100, 10) if ctx.quick else (99, 100, 10)
+    rounds, k = (3, 10) if ctx.quick else (7, 100)
+    base = ctx.tmpdir("git")
+    home = os.path.join(base, "home")
+    os.makedirs(home)
+    with open(os.path.join(home, ".gitconfig"), "w") as f:
+        f.write("[user]\n\tname = bench\n\temail = bench@example.invalid\n[init]\n\tdefaultBranch = main\n")
+    env = dict(os.environ, HOME=home, XDG_CONFIG_HOME=os.path.join(home, ".config"), GIT_CONFIG_NOSYSTEM="1", LANG="C")
+    repo = os.path.join(base, "repo")
+    remote = os.path.join(base, "remote.git")
+
+    def git(*args, cwd=repo):
+        r = subprocess.run(["git", "-C", cwd, *args], env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=900)
+        if r.returncode != 0:
+            raise BenchError(f"git {' '.join(args)}: {r.stderr.decode(errors='replace').strip()}")
+        return r.stdout
+
+    dirs, nfiles = make_tree(ctx, repo, top, sub, per_dir)
+    log(f"git: a working tree of {nfiles:,} files in {dirs:,} directories, committed and pushed to a bare remote")
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-q", "-m", "the tree")
+    git("init", "-q", "--bare", remote, cwd=base)
+    git("remote", "add", "origin", remote)
+    git("push", "-q", "-u", "origin", "main")
+    # The files edited each round: spread over the tree, one per directory.
+    subdirs = [os.path.join(repo, f"d{i:04d}", f"s{j:04d}") for i in range(top) for j in range(sub)]
+    step = max(1, len(subdirs) // k)
+    targets = [os.path.join(d, "file03.txt") for d in subdirs[::step][:k]]
+    d, proc, conns = None, None, []
+    commit_t, push_t, status_t = [], [], []
+    try:
+        d = Daemon(ctx, "gitd")
+        adapter_log = open(os.path.join(d.dir, "adapter.log"), "w")
+        t0 = now()
+        proc = ctx.spawn([adapter, "--socket", d.sock, "--log-level", "warning", repo], env=env,
+                         stdout=subprocess.DEVNULL, stderr=adapter_log)
+        adapter_log.close()
+        # The adapter adds the root (the daemon indexes it), lists it, and reconciles it with git.
+        admin = d.conn()
+        conns.append(admin)
+        deadline = now() + 900
+        while True:
+            final, data = admin.request("STATUS", repo)
+            if final.ok and data and data[0].arg(1) == "synced" and "unknown:" not in (data[0].opt("counts") or ""):
+                break
+            if proc.poll() is not None or now() > deadline:
+                raise BenchError(f"the working tree never turned synced (adapter exit {proc.poll()}; see {d.dir})")
+            time.sleep(0.05)
+        first = now() - t0
+        obs = d.conn("viewer", "bench-git")
+        conns.append(obs)
+        for dd in sorted({os.path.dirname(t) for t in targets}):
+            final, _ = obs.request("OBSERVE", dd, list="0")
+            if not final.ok:
+                raise BenchError(f"OBSERVE {dd}: {final}")
+        want = {wire(t): t for t in targets}
+
+        def wait_all(what, match, deadline):
+            """Until every target's latest `* ITEM` matches; the receive time of the last."""
+            left, last = set(want), None
+            while left:
+                line, t = obs.reader.readline(deadline)
+                if not line.startswith("* ITEM "):
+                    continue
+                m = codec.parse_message(line.encode())
+                key = wire(m.fields[0])
+                if key not in want:
+                    continue
+                if match(m.arg(1), m.opt("message") or ""):
+                    left.discard(key)
+                    last = t
+                else:
+                    left.add(key)
+            return last
+
+        log(f"git: {rounds} rounds of {k} files edited, committed, pushed; git status timed beside them")
+        for r in range(rounds):
+            for t in targets:
+                with open(t, "a") as f:
+                    f.write(f"round {r}\n")
+            wait_all("modified", lambda st, msg: st == "pending" and msg == "modified", now() + 60)
+            git("commit", "-q", "-a", "-m", f"round {r}")
+            tc = now()
+            commit_t.append(wait_all("not pushed", lambda st, msg: st == "pending" and msg.startswith("not pushed"), tc + 60) - tc)
+            git("push", "-q")
+            tp = now()
+            push_t.append(wait_all("synced", lambda st, msg: st == "synced", tp + 60) - tp)
+            ts = now()
+            git("status", "--porcelain")
+            status_t.append(now() - ts)
+    except (OSError, ValueError, subprocess.SubprocessError, codec.ProtocolError) as e:
+        raise BenchError(f"git set-up or run: {e!r}")
+    finally:
+        for c in conns:
+            c.close()
+        if proc:
+            ctx.stop(proc)
+        if d:
+            d.stop()
+    cm, pm, sm = median(commit_t), median(push_t), median(status_t)
+    size = f"{nfiles:,} files, {dirs:,} dirs"
+    return [
+        Figure(f"git: commit → {k} badges 'not pushed', median ({size})", fmt_time(cm), f"git status {fmt_time(sm)}",
+               cm / sm, "≤ 2× git status", None if ctx.quick else cm <= 2 * sm,
+               note=f"per round from {fmt_time(min(commit_t))} to {fmt_time(max(commit_t))}; the first reconciliation "
+                    f"(ADD-ROOT, listing, git status) took {fmt_time(first)}"),
+        Figure(f"git: push → {k} badges synced, median ({size})", fmt_time(pm), f"git status {fmt_time(sm)}",
+               pm / sm, "≤ 2× git status", None if ctx.quick else pm <= 2 * sm,
+               note=f"per round from {fmt_time(min(push_t))} to {fmt_time(max(push_t))}"),
+    ]
+
+
 # =============================================================================================
 
 FIGURES = [
@@ -1321,6 +1445,7 @@ FIGURES = [
     (("list-10k",), fig_list),
     (("startup",), fig_startup),
     (("syncthing",), fig_syncthing),
+    (("git",), fig_git),
 ]
 ALL_NAMES = [n for names, _ in FIGURES for n in names]
 

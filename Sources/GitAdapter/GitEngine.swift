@@ -20,9 +20,10 @@ public final class GitEngine {
     ]
     /// A watcher's wake-up waits this long for the rest of git's writes before the full pass.
     static let settle = Duration.milliseconds(30)
-    /// An action still running when this is over gets an interim answer: the daemon gives up
-    /// waiting for one after 10 seconds.
-    static let answerWithin = Duration.seconds(8)
+    /// A push or pull still running when this is over gets its answer at once ("running: the
+    /// folder shows its progress"): the client waits for an answer 10 seconds at most, and the
+    /// root's badge tells the rest.
+    static let answerWithin = Duration.seconds(3)
     /// More changed paths than this make a full pass instead of `git status -- <paths>`.
     static let incrementalLimit = 256
 
@@ -311,14 +312,16 @@ public final class GitEngine {
             let log = git.run(["log", "-c", "--format=%x01", "--name-only", "-z", "--no-renames", "@{upstream}..HEAD"], in: r.top)
             if log.ok { unpushed = UnpushedLog.parse(log.stdout) } else { logger.warning("\(r.top): git log failed: \(log.message)") }
         }
+        let gitDone = ContinuousClock.now
         let view = GitView(status: status, unpushed: unpushed)
         r.view = view
         let judge = self.judge(r, view)
         let unknown = r.model.unknownDirectories(judge: judge)
         for d in unknown { try walk(r, from: d, session!) }
         let plan = r.model.plan(judge: judge)
+        let planned = ContinuousClock.now
         try send(r, plan)
-        logger.debug("\(r.top): full pass, \(status.entries.count) status records, \(plan.count) SETs in \(ContinuousClock.now - started)")
+        logger.debug("\(r.top): full pass, \(status.entries.count) status records, \(plan.count) SETs: git \(gitDone - started), plan \(planned - gitDone), SETs \(ContinuousClock.now - planned)")
     }
 
     /// `git status -- <paths>` for the paths the daemon reported changed.
@@ -602,7 +605,7 @@ public final class GitEngine {
             for reply in due {
                 guard let s = session else { break }
                 do {
-                    try s.answer(reply.token, message: "git \(op.kind) is still running; the folder shows its progress", failed: false)
+                    try s.answer(reply.token, message: "git \(op.kind) is running: the folder shows its progress", failed: false)
                 } catch {
                     lost(error)
                 }

@@ -108,9 +108,11 @@ public struct GitView: Sendable, Equatable {
 
     /// `.git` at the top level (a directory, or the file of a linked worktree or submodule).
     public static func isGitDirectory(_ rel: [UInt8]) -> Bool {
-        rel == gitName || (rel.count > 4 && Array(rel.prefix(5)) == gitName + [UInt8(ascii: "/")])
+        // Called for every entry of every pass: no allocation.
+        guard rel.count >= 4, rel[0] == UInt8(ascii: "."), rel[1] == UInt8(ascii: "g"), rel[2] == UInt8(ascii: "i"),
+              rel[3] == UInt8(ascii: "t") else { return false }
+        return rel.count == 4 || rel[4] == UInt8(ascii: "/")
     }
-    static let gitName = Array(".git".utf8)
 }
 
 /// The toolbar's text for a set of repositories: `main ↑2 ↓1` (zero counts left out).

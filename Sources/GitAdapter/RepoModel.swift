@@ -162,39 +162,38 @@ public struct RepoModel: Sendable {
     /// newest generation, so that anything changed since stays `pending`) where a whole
     /// subtree needs the same one.
     public func plan(from start: ID = root, ancestorIgnored: Bool = false, judge: Judge) -> [PlannedSet] {
-        var desired: [ID: Verdict] = [:]
-        var summaries: [ID: Summary] = [:]
-        desired.reserveCapacity(count)
-        summaries.reserveCapacity(count)
+        // Indexed by node id: a pass over a hundred thousand entries stays in arrays.
+        var desired = [Verdict?](repeating: nil, count: nodes.count)
+        var summaries = [Summary?](repeating: nil, count: nodes.count)
         // Post-order without recursion: trees can be deep.
         var stack: [(ID, Bool, Bool)] = [(start, ancestorIgnored, false)]
         while let (id, above, visited) = stack.popLast() {
-            let n = nodes[Int(id)]
+            let i = Int(id)
             if !visited {
-                let v = judge(n, above)
-                desired[id] = v
+                let v = judge(nodes[i], above)
+                desired[i] = v
                 stack.append((id, above, true))
-                let below = above || (v == .ignored && n.isDirectory)
-                for c in n.children { stack.append((c, below, false)) }
+                let below = above || (v == .ignored && nodes[i].isDirectory)
+                for c in nodes[i].children { stack.append((c, below, false)) }
                 continue
             }
-            let v = desired[id]!
-            var s = Summary(uniform: v, allShown: n.shown == v, maxGen: n.gen, complete: n.childrenKnown || n.gone)
-            for c in n.children {
-                let cs = summaries[c]!
+            let v = desired[i]!
+            var s = Summary(uniform: v, allShown: nodes[i].shown == v, maxGen: nodes[i].gen, complete: nodes[i].childrenKnown || nodes[i].gone)
+            for c in nodes[i].children {
+                let cs = summaries[Int(c)]!
                 if cs.uniform != v { s.uniform = nil }
                 s.allShown = s.allShown && cs.allShown
                 s.maxGen = max(s.maxGen, cs.maxGen)
                 s.complete = s.complete && cs.complete
             }
-            summaries[id] = s
+            summaries[i] = s
         }
         var out: [PlannedSet] = []
         var emit: [ID] = [start]
         while let id = emit.popLast() {
             let n = nodes[Int(id)]
-            let s = summaries[id]!
-            let v = desired[id]!
+            let s = summaries[Int(id)]!
+            let v = desired[Int(id)]!
             if s.uniform == v && s.allShown { continue }
             if s.uniform == v && s.complete && !n.children.isEmpty {
                 out.append(PlannedSet(rel: n.rel, verdict: v, gen: s.maxGen, recursive: true))
