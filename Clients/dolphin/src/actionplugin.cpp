@@ -15,6 +15,7 @@
 #include <QMenu>
 #include <QTimer>
 
+#include <memory>
 #include <utility>
 
 K_PLUGIN_CLASS_WITH_JSON(SyncBadgeActionPlugin, "syncbadge_actions.json")
@@ -178,15 +179,10 @@ std::optional<QVector<MenuEntry>> ActionCore::menu(const QByteArray &kind, const
 void ActionCore::action(const QByteArray &id, const QString &title, const QVector<QByteArray> &paths, const QByteArray &target,
                         const QByteArray &provider)
 {
-    // With action-reply (1.2) the engine's own answer comes back; without it, OK means delivered.
-    const bool reply = m_conn.hasCap("action-reply");
     QVector<QByteArray> fields{id};
     fields += paths;
-    const Options options{{"target", target.isEmpty() ? QByteArray() : target},
-                          {"provider", provider.isEmpty() ? QByteArray() : provider},
-                          {"reply", reply ? QByteArray("1") : QByteArray()}};
     const QString summary = QStringLiteral("Sync: ") + title;
-    const int tag = m_conn.send("ACTION", fields, options, [this, id, summary](const Reply &answer) {
+    const auto answered = [this, id, summary](const Reply &answer) {
         QString text;
         bool ok = false;
         if (answer.final.kind == "CLOSED") {
@@ -202,11 +198,49 @@ void ActionCore::action(const QByteArray &id, const QString &title, const QVecto
         }
         debug(QStringLiteral("action %1 -> %2 %3").arg(QString::fromUtf8(id), ok ? QStringLiteral("OK") : QStringLiteral("ERR"), text));
         notify(summary, text, ok);
-    });
-    debug(QStringLiteral("action %1 sent%2").arg(QString::fromUtf8(id), reply ? QStringLiteral(" with reply=1") : QString()));
-    if (tag == 0) {
-        notify(summary, QStringLiteral("no daemon answers"), false);
+    };
+    const Options options{{"target", target.isEmpty() ? QByteArray() : target}, {"provider", provider.isEmpty() ? QByteArray() : provider}};
+    if (!m_conn.hasCap("action-reply")) {
+        // Before 1.2: OK means the action was delivered.
+        debug(QStringLiteral("action %1 sent").arg(QString::fromUtf8(id)));
+        if (m_conn.send("ACTION", fields, options, answered) == 0) {
+            notify(summary, QStringLiteral("no daemon answers"), false);
+        }
+        return;
     }
+    // With action-reply the engine's own answer comes back, up to 10 s later; the daemon holds a
+    // connection's later requests until then, so it is asked on a connection of its own and the
+    // menus' connection stays quick.
+    auto *conn = new Connection("viewer", "dolphin", this);
+    conn->setOneShot(true);
+    auto done = std::make_shared<bool>(false);
+    const auto finish = [conn, done, answered](const Reply &answer) {
+        if (*done) {
+            return;
+        }
+        *done = true;
+        answered(answer);
+        conn->deleteLater();
+    };
+    Options withReply = options;
+    withReply.append(qMakePair(QByteArray("reply"), QByteArray("1")));
+    connect(conn, &Connection::hello, conn, [conn, fields, withReply, finish, id] {
+        debug(QStringLiteral("action %1 sent with reply=1").arg(QString::fromUtf8(id)));
+        conn->send("ACTION", fields, withReply, finish);
+    });
+    connect(conn, &Connection::closed, conn, [finish] {
+        Reply gone;
+        gone.final.kind = "CLOSED";
+        finish(gone);
+    });
+    // The daemon answers ERR timeout after 10 s; this is for a daemon that answers nothing.
+    QTimer::singleShot(15000, conn, [finish] {
+        Reply late;
+        late.final.kind = "ERR";
+        late.final.fields = {"timeout"};
+        finish(late);
+    });
+    conn->start();
 }
 
 void ActionCore::notify(const QString &summary, const QString &body, bool ok)

@@ -146,6 +146,10 @@ void Connection::lost(const QString &reason)
             p.callback(p.reply);
         }
     }
+    if (m_oneShot) {
+        Q_EMIT closed(reason);
+        return;
+    }
     if (!m_saidDown) {
         m_saidDown = true;
         if (wasReady) {
@@ -228,8 +232,10 @@ void Connection::handle(const QByteArray &line)
         m_ready = true;
         m_saidDown = false;
         m_backoff = BackoffFirst;
-        log(QStringLiteral("connected to %1 at %2 (epoch %3)")
-                .arg(m.opt("server"), QFile::decodeName(m_path), QString::fromUtf8(epoch)));
+        if (!m_oneShot) {
+            log(QStringLiteral("connected to %1 at %2 (epoch %3)")
+                    .arg(m.opt("server"), QFile::decodeName(m_path), QString::fromUtf8(epoch)));
+        }
         Q_EMIT hello(newEpoch);
         return;
     }

@@ -36,6 +36,9 @@ public:
 
     // Connects now and whenever the connection is lost, with backoff.
     void start();
+    // For one request's sake: connects once, never again, and logs nothing (closed() is
+    // emitted when it closes or cannot connect at all).
+    void setOneShot(bool oneShot) { m_oneShot = oneShot; }
     bool ready() const { return m_ready; }
     QByteArray path() const { return m_path; }
     QByteArray epoch() const { return m_epoch; }
@@ -82,6 +85,7 @@ private:
     int m_helloTag = 0;
     bool m_ready = false;
     bool m_saidDown = false;
+    bool m_oneShot = false;
     QByteArray m_epoch;
     QSet<QByteArray> m_caps;
     int m_backoff = 250;
