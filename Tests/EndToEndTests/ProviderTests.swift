@@ -209,10 +209,14 @@ import SyncBadgeCore
         #expect(set.status == 0, "\(set.err)")
         let syncing = try viewer.waitForPush { $0.kind == "ITEM" && $0.path == root + "/one" && $0.fields[1].string == "syncing" }
         #expect(syncing.option("progress") == "30" && syncing.option("message") == "uploading")
-        // The CLI's connection closed with it: its `syncing` does not outlive it (protocol 1.1).
+        // The CLI's connection closed with it, but its `syncing` holds a lease (15 minutes by
+        // default, protocol 1.2), so it outlives the command...
+        #expect(try viewer.status(root + "/one").state == "syncing")
+        // ...until a later report, here one with a lease of a second, runs out.
+        #expect(try runCLI(["set", "syncing", root + "/one", "--lease", "1", "--socket", d.socket]).status == 0)
         try viewer.waitForPush { $0.kind == "ITEM" && $0.path == root + "/one" && $0.fields[1].string == "pending" }
         let status = try runCLI(["status", root + "/one", "--socket", d.socket])
-        #expect(status.out.contains("pending") && status.out.contains("syncbadge-cli stopped"))
+        #expect(status.out.contains("pending") && status.out.contains("lease ran out"))
         let stale = try runCLI(["set", "synced", root + "/one", "--gen", "1", "--socket", d.socket])
         #expect(stale.status == 2 && stale.err.contains("stale"))
         #expect(try runCLI(["set", "bogus", root, "--socket", d.socket]).status == 64)
