@@ -1,5 +1,5 @@
-// The C++ codec and socket path against Tests/Vectors/wire.tsv (every case, as
-// Clients/python/tests/test_vectors.py), plus the line parser and formatter.
+// The C++ codec, line parser and builder, and socket path against Tests/Vectors/wire.tsv
+// (every case of every kind, as Clients/python/tests/test_vectors.py), plus a few lines more.
 #include "wire.h"
 
 #include <QFile>
@@ -105,6 +105,51 @@ private Q_SLOTS:
             };
             const QByteArray what = "wire.tsv line " + QByteArray::number(c.line) + ": " + c.cells.value(5);
             QVERIFY2(socketPath(explicitPath, env, uid) == *bytesCell(c.cells[4]), what.constData());
+        }
+    }
+
+    void lineVectors()
+    {
+        const auto cases = load("line");
+        QVERIFY(!cases.isEmpty());
+        for (const Case &c : cases) {
+            const QByteArray what = "wire.tsv line " + QByteArray::number(c.line) + ": " + c.cells.value(5);
+            const QByteArray line = *bytesCell(c.cells[0]);
+            QVector<QByteArray> fields;
+            if (c.cells[3] != "-") {
+                for (const QByteArray &cell : c.cells[3].split(',')) {
+                    fields.append(*bytesCell(cell));
+                }
+            }
+            Options options;
+            if (c.cells[4] != "-") {
+                for (const QByteArray &cell : c.cells[4].split(',')) {
+                    const int eq = cell.indexOf('=');
+                    options.append({cell.left(eq), *bytesCell(cell.mid(eq + 1))});
+                }
+            }
+            const auto m = parseMessage(line);
+            QVERIFY2(m, what.constData());
+            QVERIFY2(m->head == *bytesCell(c.cells[1]), what.constData());
+            QVERIFY2(m->kind == *bytesCell(c.cells[2]), what.constData());
+            QVERIFY2(m->fields == fields, what.constData());
+            QVERIFY2(m->options == options, what.constData());
+            // Built again from its parts it reads back the same, and is the very line when that
+            // had its fields before its options.
+            const QByteArray built = formatLine(m->head, m->kind, fields, options);
+            const auto again = parseMessage(built.left(built.size() - 1));
+            QVERIFY2(again && again->fields == fields && again->options == options, what.constData());
+            bool ordered = true;
+            bool optionSeen = false;
+            const QList<QByteArray> parts = line.split(' ');
+            for (int i = 2; i < parts.size(); ++i) {
+                const bool option = !parts[i].isEmpty() && parts[i][0] >= 'a' && parts[i][0] <= 'z' && parts[i].contains('=');
+                ordered = ordered && !(optionSeen && !option);
+                optionSeen = optionSeen || option;
+            }
+            if (ordered) {
+                QVERIFY2(built == line + '\n', what.constData());
+            }
         }
     }
 
