@@ -28,7 +28,13 @@ struct WaitProgress {
 
     /// An `ITEM` of a path waited for, or of a sibling (a pushed child of an observed directory).
     mutating func heard(_ item: Item) {
-        if item.state == "syncing" { lastSyncing = item } else if lastSyncing?.path == item.path { lastSyncing = nil }
+        // A directory is `syncing` through its roll-up, which says nothing of what moves; one
+        // with progress of its own carries a transfer (an engine's new file not there yet).
+        if item.state == "syncing" && (item.kind != "dir" || item.progress != nil) {
+            lastSyncing = item
+        } else if lastSyncing?.path == item.path {
+            lastSyncing = nil
+        }
         if paths.contains(item.path) { items[item.path] = item }
     }
 

@@ -261,6 +261,25 @@ import SyncBadgeCore
         #expect(outside.status == 1 && outside.err.contains("not inside any registered root"))
     }
 
+    /// On a terminal, what is left and what is syncing, redrawn as pushes come; gone at the end.
+    @Test(.enabled(if: installed("tmux") != nil, "needs tmux"))
+    func waitShowsProgressOnATerminal() throws {
+        let d = try DaemonHarness()
+        let root = try d.addRoot(files: ["a", "big.iso"])
+        let cli = Products.cli.path
+        let screen = try TmuxScreen(temp: d.temp, name: "wait", environment: ProcessInfo.processInfo.environment,
+                                    command: "\(cli) wait \(TmuxScreen.quote(root)) --socket \(TmuxScreen.quote(d.socket)); echo exit=$?; sleep 60")
+        defer { screen.kill() }
+        try screen.wait(for: "waiting for 1 of 1 path; 2 unknown")
+        let e = try d.connect(role: "provider")
+        _ = try e.request("SET", [.word("synced"), .path(Array((root + "/a").utf8))])
+        _ = try e.request("SET", [.word("syncing"), .path(Array((root + "/big.iso").utf8)), .word("progress=42")])
+        try screen.wait(for: "waiting for 1 of 1 path; 1 syncing; big.iso 42%")
+        _ = try e.request("SET", [.word("synced"), .path(Array(root.utf8)), .word("recursive=1")])
+        try screen.wait(for: "exit=0")
+        #expect(!screen.text().contains("waiting for"))
+    }
+
     @Test func waitReportsAConflictOnAFile() throws {
         let d = try DaemonHarness()
         let root = try d.addRoot(files: ["a", "b"])
