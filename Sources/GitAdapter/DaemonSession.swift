@@ -63,25 +63,41 @@ public final class DaemonSession {
         _ = try request("DEFINE-TOOLBAR", [.option("name", name), .option("tooltip", tooltip)])
     }
 
-    /// Sends requests a window at a time and hands each answer (or the daemon's error) back.
+    /// Sends requests a window at a time, each window in one write (the daemon then reads them
+    /// together, and its `SET`s share one barrier and one commit), and hands each answer (or
+    /// the daemon's error) back. Tags of their own (`p1`, `p2`...): the connection numbers its own.
     func pipelined(_ requests: [(String, [RequestField])], timeout: Double = 60,
                    _ handle: (Int, Result<Reply, ClientError>) -> Void) throws {
-        var next = 0, done = 0
-        var tags: [String] = []
-        tags.reserveCapacity(requests.count)
+        var done = 0
         while done < requests.count {
-            while next < requests.count && next - done < Self.window {
-                tags.append(try connection.send(requests[next].0, requests[next].1))
-                next += 1
+            let end = min(requests.count, done + Self.window)
+            var bytes: [UInt8] = []
+            for i in done..<end {
+                pipelineTag += 1
+                var line = WireLine("p\(pipelineTag)")
+                line.word(requests[i].0)
+                for f in requests[i].1 {
+                    switch f {
+                    case .path(let p): line.field(p)
+                    case .word(let w): line.word(w)
+                    case .option(let k, let v): line.option(k, v)
+                    }
+                }
+                bytes += line.terminated()
             }
-            do {
-                handle(done, .success(try connection.reply(to: tags[done], timeout: timeout)))
-            } catch let e as ClientError {
-                if case .server = e { handle(done, .failure(e)) } else { throw e }
+            try connection.sendRaw(bytes)
+            let first = pipelineTag - (end - done) + 1
+            for i in done..<end {
+                do {
+                    handle(i, .success(try connection.reply(to: "p\(first + i - done)", timeout: timeout)))
+                } catch let e as ClientError {
+                    if case .server = e { handle(i, .failure(e)) } else { throw e }
+                }
             }
-            done += 1
+            done = end
         }
     }
+    var pipelineTag = 0
 
     /// `LIST` of each directory: its children, or nil where the daemon refused (not there).
     public func list(_ dirs: [[UInt8]]) throws -> [[Item]?] {

@@ -488,7 +488,9 @@ public final class GitEngine {
 
     func action(_ m: WireMessage) {
         guard let id = m.fields.first?.string else { return }
-        let paths = m.fields.dropFirst().filter(\.isPath).map(\.bytes)
+        var paths = m.fields.dropFirst().filter(\.isPath).map(\.bytes)
+        // A folder's background menu may name the folder as its target alone.
+        if paths.isEmpty, let target = m.options["target"] { paths = [target] }
         let token = m.option("reply")
         func answer(_ message: String?, failed: Bool = false) {
             if !failed { logger.debug("\(id): \(message ?? "done")") } else { logger.notice("\(id) failed: \(message ?? "")") }

@@ -36,6 +36,9 @@ public struct GitView: Sendable, Equatable {
     public var flags: [[UInt8]: PathFlags] = [:]
     /// Directories git reports ignored as a whole (no trailing slash).
     public var ignoredDirectories: Set<[UInt8]> = []
+    /// Directories git reports untracked as a whole even with `--untracked-files=all`: another
+    /// repository inside this working tree. Everything below them is untracked.
+    public var untrackedDirectories: Set<[UInt8]> = []
     /// Paths changed by commits the upstream lacks, and by how many of them.
     public var unpushed: [[UInt8]: Int]
 
@@ -54,6 +57,7 @@ public struct GitView: Sendable, Equatable {
                 flags[e.path, default: PathFlags()].conflict = Self.describeConflict(xy)
             case .untracked:
                 flags[e.path, default: PathFlags()].untracked = true
+                if e.isDirectory { untrackedDirectories.insert(e.path) }
             case .ignored:
                 if e.isDirectory { ignoredDirectories.insert(e.path) } else { flags[e.path, default: PathFlags()].ignored = true }
             }
@@ -100,6 +104,13 @@ public struct GitView: Sendable, Equatable {
             if f.ignored { return .ignored }
         }
         if let n = unpushed[rel] { return Verdict("pending", "not pushed: \(n) commit\(n == 1 ? "" : "s")") }
+        if !untrackedDirectories.isEmpty {
+            var p = rel
+            while let slash = p.lastIndex(of: UInt8(ascii: "/")) {
+                p.removeSubrange(slash...)
+                if untrackedDirectories.contains(p) { return Verdict("pending", "untracked") }
+            }
+        }
         // A deletion that git no longer reports is done with: the tombstone goes, even without
         // an upstream (there is no file left to keep safe).
         if gone { return .synced }

@@ -155,12 +155,15 @@ public struct RepoModel: Sendable {
         var maxGen: UInt64
         /// Every directory's children are known.
         var complete: Bool
+        /// Entries, and those that do not show their verdict yet.
+        var size: Int
+        var differ: Int
     }
 
     /// The `SET`s that make the daemon show the verdicts of the subtree at `start`: nothing
     /// for an entry that shows its verdict already, one recursive `SET` (with the subtree's
     /// newest generation, so that anything changed since stays `pending`) where a whole
-    /// subtree needs the same one.
+    /// subtree needs the same one and most of it changes.
     public func plan(from start: ID = root, ancestorIgnored: Bool = false, judge: Judge) -> [PlannedSet] {
         // Indexed by node id: a pass over a hundred thousand entries stays in arrays.
         var desired = [Verdict?](repeating: nil, count: nodes.count)
@@ -178,13 +181,17 @@ public struct RepoModel: Sendable {
                 continue
             }
             let v = desired[i]!
-            var s = Summary(uniform: v, allShown: nodes[i].shown == v, maxGen: nodes[i].gen, complete: nodes[i].childrenKnown || nodes[i].gone)
+            let shown = nodes[i].shown == v
+            var s = Summary(uniform: v, allShown: shown, maxGen: nodes[i].gen, complete: nodes[i].childrenKnown || nodes[i].gone,
+                            size: 1, differ: shown ? 0 : 1)
             for c in nodes[i].children {
                 let cs = summaries[Int(c)]!
                 if cs.uniform != v { s.uniform = nil }
                 s.allShown = s.allShown && cs.allShown
                 s.maxGen = max(s.maxGen, cs.maxGen)
                 s.complete = s.complete && cs.complete
+                s.size += cs.size
+                s.differ += cs.differ
             }
             summaries[i] = s
         }
@@ -194,8 +201,11 @@ public struct RepoModel: Sendable {
             let n = nodes[Int(id)]
             let s = summaries[Int(id)]!
             let v = desired[Int(id)]!
-            if s.uniform == v && s.allShown { continue }
-            if s.uniform == v && s.complete && !n.children.isEmpty {
+            if s.allShown { continue }
+            // One recursive SET where at least half the subtree changes (a fresh root: all of
+            // it); where only a few entries do (a push of some files), those alone: the daemon
+            // records every entry a SET covers.
+            if s.uniform == v && s.complete && !n.children.isEmpty && s.differ * 2 >= s.size {
                 out.append(PlannedSet(rel: n.rel, verdict: v, gen: s.maxGen, recursive: true))
                 continue
             }

@@ -117,6 +117,14 @@ func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
         #expect(noUpstream.verdict(bytes("gone.txt"), isDirectory: false, gone: true, ancestorIgnored: false) == .synced)
     }
 
+    /// Another repository inside the tree: git shows it as one untracked directory.
+    @Test func nestedRepositoryIsUntrackedThroughout() throws {
+        let nested = GitView(status: try GitStatus.parse(bytes("# branch.oid a\0# branch.head main\0# branch.upstream o/main\0# branch.ab +0 -0\0? vendor/lib/\0")))
+        #expect(nested.verdict(bytes("vendor/lib"), isDirectory: true, gone: false, ancestorIgnored: false) == Verdict("pending", "untracked"))
+        #expect(nested.verdict(bytes("vendor/lib/src/x.c"), isDirectory: false, gone: false, ancestorIgnored: false) == Verdict("pending", "untracked"))
+        #expect(nested.verdict(bytes("vendor/other.c"), isDirectory: false, gone: false, ancestorIgnored: false) == .synced)
+    }
+
     @Test func conflictKindsInGitsWords() {
         #expect(GitView.describeConflict("AA") == "both added")
         #expect(GitView.describeConflict("DU") == "deleted by us")

@@ -52,6 +52,16 @@ import Testing
         #expect(m.plan(judge: staged) == [RepoModel.PlannedSet(rel: bytes("src/x.c"), verdict: Verdict("pending", "staged"), gen: 3)])
     }
 
+    /// A push of a few files in a big clean directory: those files alone, not the directory
+    /// again (the daemon would record every entry a recursive SET covers).
+    @Test func aFewChangesInABigSubtreeAreSetOneByOne() {
+        var m = RepoModel()
+        m.upsert([], isDirectory: true, gen: 1, shown: .synced)
+        m.listed(RepoModel.root, children: [(bytes("big"), true, 1, .synced)])
+        m.listed(m.find(bytes("big"))!, children: (0..<10).map { (bytes("big/f\($0)"), false, UInt64(1 + $0), $0 == 4 ? Verdict("pending", "not pushed: 1 commit") : .synced) })
+        #expect(m.plan(judge: judge([:])) == [RepoModel.PlannedSet(rel: bytes("big/f4"), verdict: .synced, gen: 5)])
+    }
+
     @Test func aWholeTreeCleanIsOneSet() {
         var m = RepoModel()
         m.upsert([], isDirectory: true, gen: 2, shown: Verdict("unknown"))
