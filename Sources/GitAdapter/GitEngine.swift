@@ -424,6 +424,8 @@ public final class GitEngine {
             }
             guard let r = repos[key] else { continue }
             logger.trace("\(r.top): git changed \(names.sorted())")
+            // A push or fetch that worked, from anywhere, ends the error a failed one left.
+            if r.operationError != nil, names.contains(where: { $0.contains("/refs/remotes/") }) { r.operationError = nil }
             requestFull(r, settle: true)
         }
     }

@@ -68,7 +68,7 @@ public final class GitWatcher {
     }
 
     /// Reads every queued event; returns the keys of the repositories (or directories) that
-    /// changed in a way that counts, and for directories the names that changed.
+    /// changed in a way that counts, with the names that changed (under `refs/`, full paths).
     public func drain() -> [String: Set<String>] {
         var changed: [String: Set<String>] = [:]
         var buf = [UInt8](repeating: 0, count: 65536)
@@ -101,7 +101,8 @@ public final class GitWatcher {
                     if isDir && mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 && w.dir.contains("/refs") {
                         addTree(w.dir + "/" + name, key: w.key)
                     }
-                    changed[w.key, default: []].insert(name)
+                    // Under refs/, the whole path: a remote-tracking ref tells a push or fetch.
+                    changed[w.key, default: []].insert(w.dir.contains("/refs") ? w.dir + "/" + name : name)
                 } else if Self.gitDirNames.contains(name) {
                     changed[w.key, default: []].insert(name)
                 }

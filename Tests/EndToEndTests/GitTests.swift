@@ -303,6 +303,10 @@ struct GitEndToEndTests {
         let failed = try w.wait(c, "", "error")
         #expect(failed.message?.contains("rejected") == true)
         try w.wait(c, "a.txt", "pending", message: "not pushed: 1 commit")
+        // Mended from a terminal: a fetch updates the remote-tracking ref, and the error goes.
+        try w.git(["fetch", "-q"])
+        try w.wait(c, "", "pending")
+        #expect(try w.poll(c, "the toolbar diverged") { try w.toolbarName(c).flatMap { $0 == "main ↑1 ↓1" ? $0 : nil } } == "main ↑1 ↓1")
     }
 
     @Test func branchSwitchReevaluatesEverything() throws {
