@@ -11,9 +11,11 @@ extension StateTree {
     /// `identify` stats a path when it becomes `synced`: the daemon records the file's identity
     /// at that moment. `ignored` on a directory covers its subtree: nothing below an ignored
     /// directory counts.
-    /// `applied` hears of each entry the SET changed (not the stale, ignored or unchanged ones).
+    /// `applied` hears of each entry the SET changed (not the stale, ignored or unchanged ones),
+    /// `dropping` of each tombstone a `synced` drops, with its path (its id is gone after).
     public mutating func set(_ path: [UInt8], _ req: SetRequest, identify: ([UInt8]) -> FileIdentity?,
-                             applied: (NodeID) -> Void = { _ in }) -> SetResult {
+                             applied: (NodeID) -> Void = { _ in },
+                             dropping: (NodeID, [UInt8]) -> Void = { _, _ in }) -> SetResult {
         guard let id = find(path) else { return .notFound }
         let rec = nodes[Int(id)].record
         if let gen = req.gen, gen < rec.gen { return .stale(gen: rec.gen) }
@@ -27,7 +29,9 @@ extension StateTree {
             case .applied(let n):
                 update(t, n)
                 applied(t)
-            case .dropTombstone: detach(t, recordAs: nil)
+            case .dropTombstone:
+                dropping(t, tPath)
+                detach(t, recordAs: nil)
             case .stale, .unchanged: continue
             }
         }

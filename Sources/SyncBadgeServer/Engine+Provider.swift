@@ -81,17 +81,19 @@ extension Engine {
         // 1.2, `lease`: only a `syncing` takes one; on another state it is ignored.
         var leaseMs: Int64?
         if state == .syncing, let l = req.option("lease") {
-            guard let seconds = Int64(l), (1...86_400).contains(seconds) else {
+            // Digits only: Int64 would also take a sign.
+            guard l.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seconds = Int64(l), (1...86_400).contains(seconds) else {
                 return fail("bad-request", Array("lease must be 1-86400 seconds".utf8))
             }
             leaseMs = seconds * 1000
         }
         var line = WireLine(req.tag)
         var changed: [StateTree.NodeID] = []
+        var dropped: [(StateTree.NodeID, [UInt8])] = []
         switch tree.set(path, set, identify: { p in
             stated.append(p)
             return files.lstat(p)?.identity
-        }, applied: { changed.append($0) }) {
+        }, applied: { changed.append($0) }, dropping: { dropped.append(($0, $1)) }) {
         case .notFound:
             return fail("not-found", path)
         case .stale(let gen):
@@ -101,6 +103,11 @@ extension Engine {
         case .done(let gen):
             line.word("OK")
             line.word("gen=\(gen)")
+            // A tombstone whose deletion is synced goes, and with it whatever held it.
+            for (node, p) in dropped where releases.dropped(node) != nil {
+                guard let root = tree.root(containing: p)?.path, let rel = PathBytes.relativeComponents(p, under: root) else { continue }
+                leaseRows.append(StoreChanges.Lease(root: root, relativePath: Array(rel.joined(separator: [PathBytes.slash])), untilMs: nil))
+            }
             noteSyncing(changed, set.state, by: s, leaseMs: leaseMs)
         }
         return (line, true)
@@ -169,7 +176,9 @@ extension Engine {
         releaseTimer?.task.cancel()
         releaseTimer = nil
         guard let next, !shuttingDown else { return }
-        let delay = max(0, next - clock.nowMs())
+        // At most a minute at a time: the loop's clock stops while the machine sleeps, and a
+        // lease runs in wall-clock time (the firing checks the wall clock again).
+        let delay = min(60_000, max(0, next - clock.nowMs()))
         let task = loop.assumeIsolated().scheduleTask(in: .milliseconds(delay)) {
             self.releaseTimer = nil
             self.releaseTimerFired()
@@ -192,7 +201,7 @@ extension Engine {
 
     func unclaim(_ req: WireRequest, _ s: Session) {
         guard let p = paths(req, s)?.first else { return }
-        guard roots.unclaim(p, by: s), let rootNode = tree.root(at: p)?.node else {
+        guard let rootNode = tree.root(at: p)?.node, roots.unclaim(p, by: s) else {
             s.error(req.tag, "not-found", message: Array("\(PathBytes.display(p)) is not claimed by this connection".utf8))
             return
         }

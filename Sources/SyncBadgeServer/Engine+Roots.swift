@@ -206,6 +206,7 @@ extension Engine {
         tree.removeRoot(path: p)
         // What held its `syncing` entries goes with them (their lease rows with the root's row).
         releases.forget { !tree.isLive($0) }
+        leaseRows.removeAll { $0.root == p }
         armReleaseTimer()
         if let owner = claimant, let push = toolbars.unclaimed(owner.id) { pushToolbar(push) }
         sets.forgetRoot(p)

@@ -154,6 +154,8 @@ struct SetPipeline<Group, Waiter> {
         for i in unstored.indices {
             unstored[i].upserts.removeAll { $0.root == path }
             unstored[i].deletions.removeAll { $0.root == path }
+            // A lease row would store the root's row again (Store.write creates it).
+            unstored[i].leases.removeAll { $0.root == path }
         }
     }
 

@@ -103,6 +103,15 @@ public struct SyncingReleases {
         return changes
     }
 
+    /// A tombstone's deletion was synced and the entry goes: nothing holds it any more. Its
+    /// lease, if it had one, to forget.
+    mutating func dropped(_ node: NodeID) -> LeaseChange? {
+        owners.removeValue(forKey: node)
+        held.remove(node)
+        if held.isEmpty { holdUntilMs = nil }
+        return leases.removeValue(forKey: node).map { _ in LeaseChange(node: node, untilMs: nil) }
+    }
+
     /// A connection closed: the `syncing` it set without a lease, to release.
     mutating func connectionClosed(_ client: Int) -> [NodeID] {
         let mine = owners.filter { $0.value == client }.map(\.key).sorted()

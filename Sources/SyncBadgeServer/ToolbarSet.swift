@@ -1,10 +1,11 @@
 import SyncBadgeCore
 
 /// The providers' toolbar items: what `TOOLBAR` lists (one line per provider that defined an
-/// item, as in 1.0), and what changes of it are pushed (protocol 1.2, `toolbar-push`): a line
-/// when a provider defines or replaces its item while it holds a claim, or claims its first
-/// root with an item defined; `* TOOLBAR provider=<name> removed` when it disconnects, or
-/// unclaims or loses its last claimed root. No I/O: the engine writes the pushes returned.
+/// item, unchanged since 1.0, which addresses providers by name too), and which changes are
+/// pushed (protocol 1.2, `toolbar-push`): a line when a provider defines or replaces its item
+/// while it holds a claim, or claims its first root with an item defined;
+/// `* TOOLBAR provider=<name> removed` when it disconnects, or unclaims or loses its last
+/// claimed root. No I/O: the engine writes the pushes returned.
 struct ToolbarSet {
     struct Line: Equatable {
         var provider: String
@@ -29,9 +30,11 @@ struct ToolbarSet {
         items.keys.sorted().first { items[$0]!.provider == name }
     }
 
-    /// The provider's line as it is now, for a client that missed pushes.
+    /// The provider's last push as it stands now, for a client that missed pushes: its line
+    /// while it holds a claim, else `removed`, as the others were told.
     func current(named name: String) -> Push {
-        provider(named: name).map { .show(items[$0]!) } ?? .removed(provider: name)
+        let pushed = items.keys.sorted().first { items[$0]!.provider == name && claims[$0, default: 0] > 0 }
+        return pushed.map { .show(items[$0]!) } ?? .removed(provider: name)
     }
 
     /// `DEFINE-TOOLBAR`: pushed when it holds a claim and the line changed.

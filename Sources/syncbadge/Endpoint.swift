@@ -23,6 +23,11 @@ struct ConnectionOptions: ParsableArguments {
     func reconnect(role: String = "viewer", name: String = "syncbadge-cli") -> Connection {
         endpoint.reconnect(role: role, name: name)
     }
+
+    func reconnect(role: String = "viewer", name: String, until deadline: Double?) -> Connection? {
+        guard let deadline else { return endpoint.reconnect(role: role, name: name) }
+        return endpoint.reconnect(role: role, name: name, until: deadline)
+    }
 }
 
 /// Where the daemon is and whether to start it: plain values, so that the fast path of
@@ -61,6 +66,18 @@ struct Endpoint {
             // Nobody would see what comes next (the reader of a pipe, or the terminal, is gone).
             if CLI.outputClosed() { Glibc.exit(0) }
             usleep(useconds_t(delay * 1_000_000))
+            delay = min(delay * 2, 1)
+        }
+    }
+
+    /// The same, giving up at `deadline` (seconds on `monotonicNow()`'s clock): nil then.
+    func reconnect(role: String = "viewer", name: String, until deadline: Double) -> Connection? {
+        var delay = 0.05
+        while true {
+            if let c = try? Connection(socketPath: socketPath, role: role, name: name) { return c }
+            let left = deadline - monotonicNow()
+            guard left > 0 else { return nil }
+            usleep(useconds_t(min(delay, left) * 1_000_000))
             delay = min(delay * 2, 1)
         }
     }

@@ -92,6 +92,10 @@ struct Action: ParsableCommand {
             }
             throw ExitCode(code == "timeout" ? Self.timeoutExit : 1)
         } catch {
+            if json, case ClientError.server(let code, let message) = error {
+                printLine("{\"ok\":false,\"error\":\(JSON.string(code))" + (message.map { ",\"message\":\(JSON.string($0))" } ?? "") + "}")
+                throw ExitCode(1)
+            }
             CLI.fail(error, about: what)
         }
         let message = reply.ok.option("message")

@@ -26,6 +26,17 @@ struct WaitProgress {
         self.paths = paths
     }
 
+    /// Waited-for paths known only as tombstones: their deletion is synced when the tombstone
+    /// goes, which no push says (the parent's counts change).
+    var deletions: [[UInt8]] { paths.filter { items[$0]?.kind == "gone" } }
+
+    /// A tombstone waited for went: its deletion reached the other side.
+    mutating func deletionSynced(_ path: [UInt8]) {
+        guard var i = items[path] else { return }
+        i.state = "synced"
+        items[path] = i
+    }
+
     /// An `ITEM` of a path waited for, or of a sibling (a pushed child of an observed directory).
     mutating func heard(_ item: Item) {
         // A directory is `syncing` through its roll-up, which says nothing of what moves; one
@@ -120,7 +131,13 @@ struct Wait: ParsableCommand {
                 throw ExitCode(Self.timeoutExit)
             case .daemonGone:
                 if showProgress { Output.write("\r\u{1B}[Kthe daemon went away; waiting for it to come back", to: STDERR_FILENO) }
-                c = connection.reconnect(name: "syncbadge-wait")
+                // The timeout holds while the daemon is away too.
+                guard let again = connection.reconnect(name: "syncbadge-wait", until: deadline) else {
+                    if showProgress { Output.write("\r\u{1B}[K", to: STDERR_FILENO) }
+                    Output.write("syncbadge: timed out while the daemon was away\n", to: STDERR_FILENO)
+                    throw ExitCode(Self.timeoutExit)
+                }
+                c = again
             }
         }
     }
@@ -149,13 +166,13 @@ struct Wait: ParsableCommand {
                 let reply = try c.request("OBSERVE", [.path(dir)] + (nolist ? [.word("list=0")] : []))
                 for i in reply.data.compactMap(Item.init) { progress.heard(i) }
             }
-            // Read again now that every change is pushed: what changed before the OBSERVE.
-            for i in try c.request("STATUS", targets.map { .path($0) }).data.compactMap(Item.init) { progress.heard(i) }
         } catch ClientError.server(let code, let message) {
             CLI.fail(ClientError.server(code: code, message: message), about: nil)
         } catch {
             return .daemonGone
         }
+        // Read again now that every change is pushed: what changed before the OBSERVE.
+        if !reread(c, targets, into: &progress) { return .daemonGone }
         while true {
             if showProgress { Output.write("\r\u{1B}[K" + progress.progressLine, to: STDERR_FILENO) }
             if progress.verdict != .waiting { return .finished(progress) }
@@ -171,21 +188,33 @@ struct Wait: ParsableCommand {
             switch m.kind {
             case "ITEM":
                 if let i = Item(m) { progress.heard(i) }
+                if !progress.deletions.isEmpty, !reread(c, progress.deletions, into: &progress) { return .daemonGone }
             case "RESET", "GONE":
                 // Pushes were dropped, or a path went: read every path again.
-                do {
-                    for i in try c.request("STATUS", targets.map { .path($0) }).data.compactMap(Item.init) { progress.heard(i) }
-                } catch ClientError.server(let code, let message) {
-                    CLI.fail(ClientError.server(code: code, message: message), about: nil)
-                } catch {
-                    return .daemonGone
-                }
+                if !reread(c, targets, into: &progress) { return .daemonGone }
             case "BYE":
                 return .daemonGone
             default:
                 continue
             }
         }
+    }
+
+    /// Reads these paths' states again, one by one: a tombstone that went is a synced deletion.
+    /// False when the daemon went away.
+    func reread(_ c: Connection, _ paths: [[UInt8]], into progress: inout WaitProgress) -> Bool {
+        for p in paths {
+            do {
+                for i in try c.request("STATUS", [.path(p)]).data.compactMap(Item.init) { progress.heard(i) }
+            } catch ClientError.server(let code, _) where code == "not-found" && progress.items[p]?.kind == "gone" {
+                progress.deletionSynced(p)
+            } catch ClientError.server(let code, let message) {
+                CLI.fail(ClientError.server(code: code, message: message), about: p)
+            } catch {
+                return false
+            }
+        }
+        return true
     }
 
     /// The outcome: nothing when synced (but --json's items); each entry in error or conflict

@@ -42,6 +42,12 @@ struct SyncBadged: ParsableCommand {
     @Option(name: .customLong("restart-hold"), help: ArgumentHelp("Seconds a stored syncing is held after a start.", visibility: .hidden))
     var restartHold: Double = 30
 
+    func validate() throws {
+        for (name, value) in [("--answer-timeout", answerTimeout), ("--restart-hold", restartHold)] where !(value > 0 && value <= 86_400) {
+            throw ValidationError("\(name) must be a number of seconds from 0 to 86400")
+        }
+    }
+
     func run() throws {
         Daemon.tuneAllocator()
         // A parent may have blocked other signals (test runners do). SIGTERM and SIGINT are

@@ -91,8 +91,10 @@ import SyncBadgeCore
         let ping = try v.send("PING")
         _ = try nextAction(e)
         _ = try e.request("SET", [.word("syncing"), .path(Array((root + "/a").utf8))])
-        // The push arrives while the ACTION waits.
+        // The push arrives while the ACTION waits, and another connection is not held up.
         _ = try v.waitForPush { $0.kind == "ITEM" && $0.fields[1].string == "syncing" }
+        let other = try d.connect()
+        _ = try other.request("PING", timeout: 2)
         #expect(Date().timeIntervalSince(start) < 9)
         do {
             _ = try v.reply(to: action, timeout: 20)
@@ -134,27 +136,30 @@ import SyncBadgeCore
         let released = try v.waitForPush(timeout: 10) { $0.kind == "ITEM" && $0.path == root + "/a" && $0.fields[1].string == "pending" }
         #expect(released.option("message")?.contains("lease") == true)
         #expect(released.option("progress") == nil && released.option("badge") == "pending")
-        // A later SET ends a lease.
+        // A later SET ends a lease: b's syncing, set again without one on a connection that
+        // stays open, outlives the 2 seconds of its first lease. a's lease, set after b's and
+        // longer, runs out after b's would have.
         _ = try runCLI(["set", "syncing", root + "/b", "--lease", "2", "--socket", d.socket])
-        _ = try runCLI(["set", "synced", root + "/b", "--socket", d.socket])
         let e = try d.connect(role: "provider")
-        // b's synced stays past the end its lease would have had: a's lease, set after b's with
-        // a longer one, runs out after it.
+        _ = try e.request("SET", [.word("syncing"), .path(Array((root + "/b").utf8))])
         _ = try e.request("SET", [.word("syncing"), .path(Array((root + "/a").utf8)), .word("lease=3")])
         _ = try v.waitForPush(timeout: 10) { $0.kind == "ITEM" && $0.path == root + "/a" && $0.fields[1].string == "pending" }
-        #expect(try v.status(root + "/b").state == "synced")
+        #expect(try v.status(root + "/b").state == "syncing")
     }
 
     @Test func aLeaseSurvivesARestart() throws {
         let d = try DaemonHarness(arguments: Self.shortTimes)
-        let root = try d.addRoot(files: ["a"])
-        #expect(try runCLI(["set", "syncing", root + "/a", "--lease", "4", "--socket", d.socket]).status == 0)
+        let root = try d.addRoot(files: ["a", "b"])
+        #expect(try runCLI(["set", "syncing", root + "/a", "--lease", "5", "--socket", d.socket]).status == 0)
+        let e = try d.connect(role: "provider")
+        _ = try e.request("SET", [.word("syncing"), .path(Array((root + "/b").utf8))])
         try d.restart()
         let v = try d.connect()
         _ = try v.request("OBSERVE", [.path(Array(root.utf8))])
-        // Past the 2-second hold, the leased syncing stays: a lease is no hold.
-        let s = try v.status(root + "/a")
-        #expect(s.state == "syncing")
+        // b, stored without a lease, goes when the 2-second hold ends; a's lease holds it on.
+        let held = try v.waitForPush(timeout: 10) { $0.kind == "ITEM" && $0.path == root + "/b" && $0.fields[1].string == "pending" }
+        #expect(held.option("message")?.contains("restarted") == true)
+        #expect(try v.status(root + "/a").state == "syncing")
         let released = try v.waitForPush(timeout: 10) { $0.kind == "ITEM" && $0.path == root + "/a" && $0.fields[1].string == "pending" }
         #expect(released.option("message")?.contains("lease") == true)
     }
@@ -278,6 +283,37 @@ import SyncBadgeCore
         _ = try e.request("SET", [.word("synced"), .path(Array(root.utf8)), .word("recursive=1")])
         try screen.wait(for: "exit=0")
         #expect(!screen.text().contains("waiting for"))
+    }
+
+    /// A deleted file's wait ends when its deletion is synced: its tombstone goes, which no
+    /// push says of the file itself.
+    @Test func waitForADeletionEndsWhenTheEngineSyncsIt() throws {
+        let d = try DaemonHarness()
+        let root = try d.addRoot(files: ["a", "doomed"])
+        let v = try d.connect()
+        _ = try v.request("OBSERVE", [.path(Array(root.utf8))])
+        try FileManager.default.removeItem(atPath: root + "/doomed")
+        _ = try v.waitForPush { $0.kind == "GONE" && $0.path == root + "/doomed" }
+        #expect(try v.status(root + "/doomed").kind == "gone")
+        let before = try stat(v, "observations")
+        let w = BackgroundCLI(["wait", root + "/doomed", "--socket", d.socket, "--timeout", "30"])
+        try waitForObservations(v, atLeast: before + 1)
+        let e = try d.connect(role: "provider")
+        _ = try e.request("SET", [.word("synced"), .path(Array((root + "/doomed").utf8))])
+        let r = w.finish()
+        #expect(r?.status == 0, "\(String(describing: r))")
+    }
+
+    @Test func waitTimesOutWhileTheDaemonIsAway() throws {
+        let d = try DaemonHarness()
+        let root = try d.addRoot(files: ["a"])
+        let v = try d.connect()
+        let before = try stat(v, "observations")
+        let w = BackgroundCLI(["wait", root + "/a", "--socket", d.socket, "--timeout", "3"])
+        try waitForObservations(v, atLeast: before + 1)
+        d.stop()
+        let r = w.finish(timeout: 20)
+        #expect(r?.status == 124 && r?.err.contains("timed out") == true, "\(String(describing: r))")
     }
 
     @Test func waitReportsAConflictOnAFile() throws {

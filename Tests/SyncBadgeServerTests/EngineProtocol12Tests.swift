@@ -1,4 +1,5 @@
 import NIOCore
+import NIOEmbedded
 import Testing
 import SyncBadgeCore
 @testable import SyncBadgeServer
@@ -29,13 +30,11 @@ import SyncBadgeCore
 
     @Test func helloAnnouncesTheNewCapabilities() throws {
         let h = try EngineHarness()
-        let v = try h.connect()
-        let caps = try v.request("PING")
-        #expect(caps == ["OK"])
-        #expect(Engine.capabilities.split(separator: ",").contains("action-reply"))
-        for cap in ["action-reply", "lease", "unclaim", "toolbar-push"] {
-            #expect(Engine.capabilities.split(separator: ",").map(String.init).contains(cap))
-        }
+        let session = Session(engine: h.engine, id: h.engine.makeSessionID(), peerPID: 1, allocator: ByteBufferAllocator())
+        let c = FakeClient(channel: EmbeddedChannel(handler: session, loop: h.loop))
+        let hello = try c.request("HELLO proto=1 role=viewer")
+        let caps = hello.first?.split(separator: " ").first { $0.hasPrefix("caps=") }?.dropFirst("caps=".count).split(separator: ",") ?? []
+        for cap in ["action-reply", "lease", "unclaim", "toolbar-push"] { #expect(caps.contains(Substring(cap)), "\(hello)") }
     }
 
     @Test func anAnsweredActionAnswersTheClientAndItsQueuedRequestsFollowInOrder() throws {
@@ -201,6 +200,40 @@ import SyncBadgeCore
         #expect(try p.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a syncing") == true)
         h.loop.advanceTime(by: .seconds(1))
         #expect(try p.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a pending") == true)
+    }
+
+    @Test func aLeaseThatRanOutWhileTheDaemonWasDownIsReleasedAtOnce() throws {
+        let h = try EngineHarness()
+        try h.addRoot(files: ["a", "b"])
+        let p = try h.connect(role: "provider")
+        _ = set(h, p, "SET syncing /r/a")
+        _ = set(h, p, "SET syncing /r/b")
+        let v = try h.connect()
+        _ = try v.request("OBSERVE /r")
+        // As at start: a's stored lease ran out a second ago, b has none (held).
+        let ranOut = LoopWallClock(loop: h.loop).nowMs() - 1_000
+        h.engine.restoreReleases([StoreChanges.Lease(root: Array("/r".utf8), relativePath: Array("a".utf8), untilMs: ranOut),
+                                  StoreChanges.Lease(root: Array("/r".utf8), relativePath: Array("gone".utf8), untilMs: ranOut + 60_000)])
+        let pushes = v.pushes()
+        #expect(pushes.contains { $0.hasPrefix("ITEM /r/a pending") && $0.contains("lease") }, "\(pushes)")
+        #expect(!pushes.contains { $0.hasPrefix("ITEM /r/b") })
+        // The rows of a and of the entry that is no more are forgotten.
+        #expect(h.store.state.withLock { $0.leases.isEmpty })
+        h.loop.advanceTime(by: .seconds(30))
+        #expect(try v.request("STATUS /r/b").first?.hasPrefix("ITEM /r/b pending") == true)
+    }
+
+    @Test func theSyncedDeletionOfALeasedTombstoneEndsItsLease() throws {
+        let h = try EngineHarness()
+        try h.addRoot(files: ["a"])
+        let p = try h.connect(role: "provider")
+        h.engine.apply([.deleted(path: Array("/r/a".utf8), wasDirectory: false)])
+        _ = set(h, p, "SET syncing /r/a lease=60")
+        #expect(h.store.state.withLock { $0.leases.count } == 1)
+        _ = set(h, p, "SET synced /r/a")
+        #expect(try p.request("STATUS /r/a").first?.hasPrefix("ERR not-found") == true)
+        #expect(h.store.state.withLock { $0.leases.isEmpty })
+        #expect(h.engine.releaseTimer == nil)
     }
 
     @Test func unclaimGivesUpTheRootItsToolbarAndItsSyncing() throws {

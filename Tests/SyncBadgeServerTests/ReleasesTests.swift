@@ -149,9 +149,11 @@ import SyncBadgeCore
     @Test func anItemIsPushedOnceItsProviderHoldsAClaim() {
         var t = ToolbarSet()
         #expect(t.defined(1, provider: "st", item: pause) == nil)
-        // Listed all the same, as in 1.0.
-        #expect(t.lines == [.init(provider: "st", item: pause)])
+        // Listed all the same, as in 1.0 (and addressable by name), but not pushed as shown.
+        #expect(t.lines == [.init(provider: "st", item: pause)] && t.provider(named: "st") == 1)
+        #expect(t.current(named: "st") == .removed(provider: "st"))
         #expect(t.claimed(1) == .show(.init(provider: "st", item: pause)))
+        #expect(t.current(named: "st") == .show(.init(provider: "st", item: pause)))
         #expect(t.claimed(1) == nil)
         #expect(t.defined(1, provider: "st", item: pause) == nil)
         #expect(t.defined(1, provider: "st", item: resume) == .show(.init(provider: "st", item: resume)))
@@ -164,6 +166,8 @@ import SyncBadgeCore
         #expect(t.defined(1, provider: "st", item: pause) == .show(.init(provider: "st", item: pause)))
         #expect(t.unclaimed(1) == nil)
         #expect(t.unclaimed(1) == .removed(provider: "st"))
+        // A client that missed the pushes is told what the others were.
+        #expect(t.current(named: "st") == .removed(provider: "st"))
         #expect(t.unclaimed(1) == nil)
         #expect(t.claimed(1) == .show(.init(provider: "st", item: pause)))
         #expect(t.closed(1) == .removed(provider: "st"))
