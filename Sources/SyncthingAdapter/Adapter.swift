@@ -88,6 +88,9 @@ public final class SyncthingBridge {
     var channel: ProviderChannel!
     /// Whether every followed folder is paused, as the toolbar shows it.
     var paused = false
+    /// Paths last reported `syncing`: they are set on the state connection, not the one that
+    /// claims, so an UNCLAIM does not release them (a removed folder's are released here).
+    var syncingPaths: Set<String> = []
 
     public init(api: any SyncthingAPI, daemon: any BadgeDaemon, socketPath: String, folders: [String], origin: String, logger: Logger) {
         self.api = api
@@ -254,8 +257,9 @@ public final class SyncthingBridge {
             await perform(mapper.changed(path: path, gen: gen, fs: fs))
         case .resetChanges(let root):
             for (p, g) in (try? daemon.pending(root: root)) ?? [] { await perform(mapper.changed(path: p, gen: g, fs: fs)) }
-        case .action(let id, let paths, _, let reply):
-            let (message, failed) = await action(id, paths)
+        case .action(let id, let paths, let target, let reply):
+            // A folder's background menu names the folder as its target.
+            let (message, failed) = await action(id, paths.isEmpty ? target.map { [$0] } ?? [] : paths)
             if let reply { channel.answer(token: reply, message: message, failed: failed) }
         case .lost:
             break
@@ -271,13 +275,26 @@ public final class SyncthingBridge {
                 case .set(let s):
                     let outcome = try daemon.set(s)
                     logger.debug("\(s) → \(outcome)")
+                    if s.state == "syncing" {
+                        syncingPaths.insert(s.path)
+                    } else if s.recursive {
+                        syncingPaths = syncingPaths.filter { $0 != s.path && !$0.hasPrefix(s.path + "/") }
+                    } else {
+                        syncingPaths.remove(s.path)
+                    }
                 case .check(let folder, let names):
                     try await check(folder, names)
                 case .rebuild(let folder):
                     try await rebuild(folder)
-                case .follow(let added, _):
+                case .follow(let added, let removed):
                     for f in added {
                         do { try daemon.addRoot(f.path) } catch { logger.warning("cannot add \(f.path) as a root: \(error)") }
+                    }
+                    // No transfer goes on in a folder Syncthing no longer shares.
+                    for f in removed {
+                        for p in syncingPaths.filter({ $0 == f.path || $0.hasPrefix(f.path + "/") }).sorted() {
+                            await perform([.set(BadgeSet("pending", p, message: "Syncthing no longer shares this folder"))])
+                        }
                     }
                     channel.follow(roots: mapper.claimedRoots)
                 case .refreshErrors(let folder):
@@ -369,6 +386,8 @@ public final class SyncthingBridge {
     /// answer (1.2).
     func action(_ id: String, _ paths: [String]) async -> (message: String?, failed: Bool) {
         let located = paths.compactMap { mapper.locate($0) }
+        let onPaths: Set = ["syncthing.rescan", "syncthing.keep-this", "syncthing.keep-other", "syncthing.view"]
+        if onPaths.contains(id) && located.isEmpty { return ("not in a folder Syncthing shares", true) }
         do {
             switch id {
             case "syncthing.rescan":
@@ -383,7 +402,6 @@ public final class SyncthingBridge {
                 for f in folders { try await api.setPaused(folder: f.id, paused: pause) }
                 return ("\(pause ? "Paused" : "Resumed") \(folders.count) Syncthing folder\(folders.count == 1 ? "" : "s")", false)
             case "syncthing.view":
-                guard !located.isEmpty else { return ("not in a Syncthing folder", true) }
                 var views: [String] = []
                 for (f, name) in located { views.append(try await view(f, name)) }
                 return (views.joined(separator: "\n\n"), false)
@@ -403,10 +421,13 @@ public final class SyncthingBridge {
             let need = try await api.need(folder: f.id).names
             return "Syncthing folder \(f.label): \(need.isEmpty ? "up to date here" : "\(need.count) item\(need.count == 1 ? "" : "s") still to download")"
         }
+        // One lookup: the devices that announce the global version are its `availability`;
+        // this device has it when its own version is the global one. (The need lists would
+        // cost a download of each device's whole list per file.)
         let db = try await api.file(folder: f.id, name: name)
-        let neededHere = try await api.need(folder: f.id).names.contains(name)
-        var neededBy: Set<String> = []
-        for peer in f.peers where try await api.remoteNeed(folder: f.id, device: peer).names.contains(name) { neededBy.insert(peer) }
+        let have = Set((db.availability ?? []).map(\.id))
+        let neededBy = Set(f.peers.filter { !have.contains($0) })
+        let neededHere = db.local?.version != db.global?.version || db.local == nil
         return SyncthingView.describe(name: name, folderLabel: f.label, db: db, peers: f.peers, neededBy: neededBy,
                                       neededHere: neededHere, myID: myID, deviceNames: mapper.deviceNames)
     }
