@@ -41,6 +41,7 @@ import SyncBadgeCore
         #expect(Self.cases("encode").count >= 256)
         #expect(Self.cases("decode").count >= 5)
         #expect(Self.cases("socket").count >= 10)
+        #expect(Self.cases("line").count >= 5)
     }
 
     @Test(arguments: cases("encode"))
@@ -48,6 +49,28 @@ import SyncBadgeCore
         let input = Self.bytes(c.columns[1]), output = Self.bytes(c.columns[2])
         #expect(PercentEncoding.encode(input) == output, "\(c)")
         #expect(PercentEncoding.decode(output) == input, "\(c)")
+    }
+
+    /// A whole line read (`WireMessage`, which every Swift client dispatches on) and built
+    /// again (`WireLine`, which the server and clients write with).
+    @Test(arguments: cases("line"))
+    func lines(_ c: Case) throws {
+        let raw = Self.bytes(c.columns[1])
+        let m = try #require(WireMessage(line: raw), "\(c)")
+        #expect(Array(m.head.utf8) == Self.bytes(c.columns[2]), "\(c)")
+        #expect(Array(m.kind.utf8) == Self.bytes(c.columns[3]), "\(c)")
+        let fields = c.columns[4] == "-" ? [] : c.columns[4].split(separator: ",").map { Self.bytes(String($0)) }
+        #expect(m.fields.map(\.bytes) == fields, "\(c)")
+        let options = c.columns[5] == "-" ? [] : c.columns[5].split(separator: ",").map { cell -> (String, [UInt8]) in
+            let kv = cell.split(separator: "=", maxSplits: 1)
+            return (String(kv[0]), Self.bytes(String(kv[1])))
+        }
+        #expect(m.options == Dictionary(uniqueKeysWithValues: options), "\(c)")
+        var built = WireLine(m.head)
+        built.word(m.kind)
+        for f in fields { f.first == PathBytes.slash ? built.field(f) : built.word(String(decoding: f, as: UTF8.self)) }
+        for (k, v) in options { built.option(k, v) }
+        #expect(WireMessage(line: built.bytes) == m, "\(c)")
     }
 
     @Test(arguments: cases("decode"))
