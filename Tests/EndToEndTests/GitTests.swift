@@ -91,7 +91,13 @@ final class GitWorld {
     /// Waits until the path shows this state (and this message, when given).
     @discardableResult
     func wait(_ c: Connection, _ rel: String, _ state: String, message: String? = nil, timeout: Double = 15) throws -> Item {
-        try c.waitForState(path(rel), "\(state)\(message.map { " (\($0))" } ?? "")", timeout: timeout, diagnostics: diagnostics) {
+        if !FileManager.default.fileExists(atPath: path(rel)) {
+            // A tombstone: observers hear of it going, not of its state changing after that.
+            return try poll(c, "\(rel) \(state)\(message.map { " (\($0))" } ?? "")", timeout: timeout) {
+                (try? c.status(path(rel))).flatMap { $0.state == state && (message == nil || $0.message == message) ? $0 : nil }
+            }
+        }
+        return try c.waitForState(path(rel), "\(state)\(message.map { " (\($0))" } ?? "")", timeout: timeout, diagnostics: diagnostics) {
             $0.state == state && (message == nil || $0.message == message)
         }
     }
