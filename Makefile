@@ -328,7 +328,8 @@ DEB_PROFILES = $(subst $(eval) ,$(comma),$(strip \
   $(if $(wildcard Clients/dolphin/CMakeLists.txt),pkg.syncbadge.dolphin) \
   $(if $(shell sed -n '/^release:/,/^$$/p' Makefile | grep syncbadge-git),pkg.syncbadge.git)))
 comma := ,
-deb:
+# deps first: dpkg-buildpackage checks the build dependencies before debian/rules runs.
+deb: deps
 	$(MAKE) deps APT_PACKAGES="$(APT_PACKAGES_DEB)" APT_PACKAGES_LEAN=
 	rm -rf dist && mkdir -p dist
 	dpkg-buildpackage -b -us -uc $(if $(DEB_PROFILES),-P$(DEB_PROFILES)) \

@@ -21,7 +21,7 @@ C_GROUPS = [
     ("BoringSSL (swift-nio-ssl, swift-crypto)", re.compile(r"^(CNIOBoringSSL|CCryptoBoringSSL|_CNIOBoringSSL|_CCryptoBoringSSL)")),
     ("SQLite", re.compile(r"^sqlite3")),
     ("libinotifytools", re.compile(r"^inotifytools")),
-    ("Swift runtime", re.compile(r"^(swift_|_swift_|_swift|\$ss|\$sS|_ZN5swift|_ZNK5swift|_ZL|__swift)")),
+    ("Swift runtime (C++: metadata, casting, Unicode tables)", re.compile(r"^(swift_|_swift_|_swift|_ZN5swift|_ZNK5swift|_ZL|__swift)")),
     ("libdispatch", re.compile(r"^(_?dispatch_|_dispatch|_os_)")),
     ("Foundation's C parts (CoreFoundation, _FoundationCShims)", re.compile(r"^(__?CF|CF[A-Z]|_NS|_Foundation|_CShims)")),
     ("NIO's C parts", re.compile(r"^(CNIO|c_nio_)")),
@@ -40,7 +40,7 @@ MODULE_GROUPS = [
     ("swift-log", re.compile(r"^Logging$")),
     ("swift-collections, swift-atomics, swift-algorithms", re.compile(r"^(DequeModule|OrderedCollections|Collections|InternalCollectionsUtilities|Atomics|_AtomicsShims|Algorithms|BasicContainers|HeapModule)")),
     ("SyncBadge (our own code)", re.compile(r"^(SyncBadge|syncbadge|Syncthing|GitAdapter)")),
-    ("Swift standard library and runtime", re.compile(r"^(Swift|_Concurrency|_StringProcessing|Synchronization|Dispatch|Glibc|SwiftGlibc|_RegexParser|_Volatile|Observation|Distributed)$")),
+    ("Swift standard library (Swift, _Concurrency, _StringProcessing...)", re.compile(r"^(Swift|_Concurrency|_StringProcessing|Synchronization|Dispatch|Glibc|SwiftGlibc|_RegexParser|_Volatile|Observation|Distributed)$")),
 ]
 
 
@@ -48,7 +48,7 @@ def group_of(name):
     m = SWIFT_MODULE.match(name)
     if m:
         if m.group(1) is None:
-            return "Swift standard library and runtime"
+            return "Swift standard library (Swift, _Concurrency, _StringProcessing...)"
         module = m.group(2)[: int(m.group(1))]
         for label, pattern in MODULE_GROUPS:
             if pattern.match(module):
@@ -67,9 +67,33 @@ def stripped_size(path):
         return os.path.getsize(out)
 
 
+
+
+def swift_module(demangled):
+    """The module a demangled Swift symbol belongs to: the extension's module, else the
+    specialized or named entity's module."""
+    m = re.search(r"\(extension in (\w+)\)", demangled)
+    if m:
+        return m.group(1)
+    m = re.search(r" of (?:\([^)]*\) )?(\w+)\.", demangled)
+    if m:
+        return m.group(1)
+    m = re.match(r"(?:[a-z ]+ (?:for|of) )?(?:\([^)]*\) )?(\w+)\.", demangled)
+    return m.group(1) if m else None
+
+
+def module_group(module):
+    if module in ("Swift", "__C"):
+        return "Swift standard library (Swift, _Concurrency, _StringProcessing...)"
+    for label, pattern in MODULE_GROUPS:
+        if pattern.match(module):
+            return label
+    return "Swift module " + module
+
+
 def breakdown(path):
     nm = subprocess.run(["nm", "-S", "--size-sort", path], capture_output=True, text=True, check=True).stdout
-    sizes = collections.Counter()
+    rows = []
     for line in nm.splitlines():
         parts = line.split()
         if len(parts) != 4:
@@ -77,7 +101,16 @@ def breakdown(path):
         size, kind, name = int(parts[1], 16), parts[2], parts[3]
         if kind.lower() in ("b",):  # .bss takes no room in the file
             continue
-        sizes[group_of(name)] += size
+        rows.append((size, name))
+    # Swift symbols by the module `swift demangle` names (extensions count for their module).
+    swift = [name for _, name in rows if name.startswith("$s")]
+    demangled = subprocess.run(["swift", "demangle", "--compact"], input="\n".join(swift), capture_output=True,
+                               text=True, check=True).stdout.splitlines()
+    modules = dict(zip(swift, demangled))
+    sizes = collections.Counter()
+    for size, name in rows:
+        module = swift_module(modules[name]) if name in modules else None
+        sizes[module_group(module) if module else group_of(name)] += size
     return sizes
 
 

@@ -156,6 +156,36 @@ with Connection(sys.argv[1]).open() as c:
     server = c.server
 sys.exit(0 if server == "syncbadge/" + sys.argv[2] else "HELLO said server=%r" % (server,))
 EOF
+
+# 7b. Nautilus as a user has it after installing: the extension from its installed place,
+#     importing the installed module, against the installed daemon, draws a synced file's
+#     emblem. Headless (Xvfb, a session bus of its own), in a home of its own.
+if command -v nautilus > /dev/null && command -v xvfb-run > /dev/null; then
+  file="$work/root/sub/file.txt"
+  /usr/bin/syncbadge --no-spawn set synced "$file" > /dev/null
+  home="$work/home"
+  mkdir -p "$home/.config" "$home/.cache"
+  (cd "$work" && exec setsid env HOME="$home" XDG_CONFIG_HOME="$home/.config" XDG_CACHE_HOME="$home/.cache" \
+    XDG_DATA_HOME="$home/.local/share" SYNCBADGE_DEBUG=1 GIO_USE_VFS=local GSETTINGS_BACKEND=keyfile \
+    GSK_RENDERER=cairo NO_AT_BRIDGE=1 PATH=/usr/bin:/bin \
+    xvfb-run -a -s '-screen 0 1280x800x24' dbus-run-session -- nautilus --new-window "$work/root/sub" \
+    > "$work/nautilus.log" 2>&1) &
+  nautilus_pid=$!
+  drawn=
+  for _ in $(seq 600); do
+    if grep -q "^syncbadge: drew $file emblem=emblem-syncbadge-synced" "$work/nautilus.log"; then drawn=1; break; fi
+    sleep 0.1
+  done
+  kill -- -"$nautilus_pid" 2>/dev/null
+  wait "$nautilus_pid" 2>/dev/null
+  if [ -n "$drawn" ]; then
+    pass "Nautilus draws the synced emblem through the installed extension and daemon"
+  else
+    fail "Nautilus draws the synced emblem through the installed extension and daemon"
+    grep -i "syncbadge\|error\|warning" "$work/nautilus.log" | tail -20 | sed 's/^/    /'
+  fi
+fi
+
 kill "$daemon_pid" 2>/dev/null
 wait "$daemon_pid" 2>/dev/null
 daemon_pid=
