@@ -28,6 +28,7 @@ struct SyncbadgeGit: ParsableCommand {
             git runs with your own configuration and credential helpers, never with a prompt \
             (GIT_TERMINAL_PROMPT=0, no terminal).
             """,
+        version: SyncBadgeVersion.string,
         subcommands: [Run.self, Add.self, Remove.self],
         defaultSubcommand: Run.self)
 }
