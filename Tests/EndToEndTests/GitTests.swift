@@ -380,6 +380,21 @@ struct GitEndToEndTests {
         #expect(notRepo.status != 0)
     }
 
+    /// A repository git cannot read: `error` on the root with git's message, until it can again.
+    @Test func unreadableRepositoryIsAnError() throws {
+        let w = try GitWorld()
+        let c = try w.daemon.connect()
+        try w.waitSettled(c)
+        let head = w.path(".git/HEAD")
+        let saved = try String(contentsOfFile: head, encoding: .utf8)
+        try touchFile(head, "not a ref\n")
+        let broken = try w.wait(c, "", "error")
+        #expect(broken.message?.contains("not a git repository") == true)
+        #expect(try c.status(w.path("a.txt")).state == "synced")
+        try touchFile(head, saved)
+        try w.waitSettled(c)
+    }
+
     /// "Show log" answers with the file's commits; "Stage" and "Unstage" run git.
     @Test func itemActions() throws {
         let w = try GitWorld()
