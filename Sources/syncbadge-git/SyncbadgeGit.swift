@@ -12,6 +12,11 @@ struct SyncbadgeGit: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "syncbadge-git",
         abstract: "Shows git's view of working trees as SyncBadge badges.",
+        usage: """
+            syncbadge-git [--socket PATH] [--log-level LEVEL] [REPO...]
+            syncbadge-git add DIR
+            syncbadge-git remove DIR
+            """,
         discussion: """
             A long-lived sync engine for syncbadged: each git working tree it follows becomes a \
             root it claims, and every file shows git's state: synced (committed and pushed), \
@@ -27,6 +32,11 @@ struct SyncbadgeGit: ParsableCommand {
 
             git runs with your own configuration and credential helpers, never with a prompt \
             (GIT_TERMINAL_PROMPT=0, no terminal).
+
+            Without a subcommand it runs (`syncbadge-git run`): in the foreground, logging to \
+            stderr, until SIGTERM or SIGINT. Menus: "Show log", "Stage" and "Unstage" on files; \
+            "Pull", "Push" and "Fetch" on a folder; the toolbar item shows the branch with its \
+            ahead and behind counts (main ↑2 ↓1). docs/ENGINES.md has the details.
             """,
         version: SyncBadgeVersion.string,
         subcommands: [Run.self, Add.self, Remove.self],
