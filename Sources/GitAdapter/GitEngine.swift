@@ -207,7 +207,11 @@ public final class GitEngine {
             if what == "delete" {
                 _ = r.model.changed(rel, gen: gen ?? 0, isDirectory: false, gone: true)
             } else {
-                _ = r.model.changed(rel, gen: gen ?? 0, isDirectory: Self.isDirectory(p.bytes), gone: false)
+                // A directory created or moved in brings contents to list; an attribute change does not.
+                let isDir = Self.isDirectory(p.bytes)
+                let known = isDir && what == "modify" && r.model.find(rel).map { r.model[$0].isDirectory && r.model[$0].childrenKnown } == true
+                _ = r.model.changed(rel, gen: gen ?? 0, isDirectory: isDir, gone: false)
+                if known, let id = r.model.find(rel) { r.model.setChildrenKnown(id, true) }
             }
             r.dirty[rel] = .some(gen)
             if PathBytes.lastComponent(rel).elementsEqual(".gitignore".utf8) { requestFull(r, settle: false) }
@@ -328,8 +332,9 @@ public final class GitEngine {
     func incrementalPass(_ r: Repository) throws {
         let dirty = r.dirty
         r.dirty = [:]
-        if dirty.count > Self.incrementalLimit {
-            requestFull(r, settle: false)
+        // The top level itself changed (its attributes): a full pass, not a pathspec of "".
+        if dirty.count > Self.incrementalLimit || dirty.keys.contains([]) {
+            r.dirty = dirty
             return try fullPass(r)
         }
         try resolveGenerations(r, dirty)
