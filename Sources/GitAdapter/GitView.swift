@@ -111,10 +111,30 @@ public struct GitView: Sendable, Equatable {
                 if untrackedDirectories.contains(p) { return Verdict("pending", "untracked") }
             }
         }
-        // A deletion that git no longer reports is done with: the tombstone goes, even without
-        // an upstream (there is no file left to keep safe).
-        if gone { return .synced }
+        if gone {
+            // A deleted or moved-away directory leaves one tombstone, for itself: git names the
+            // files that were in it.
+            if let v = goneDirectory(rel) { return v }
+            // A deletion that git no longer reports is done with: the tombstone goes, even
+            // without an upstream (there is no file left to keep safe).
+            return .synced
+        }
         return baseline
+    }
+
+    /// What git says of the files below a path that is gone: the first of "deleted", "staged"
+    /// and "not pushed" that applies to any of them; nil when it names none.
+    func goneDirectory(_ rel: [UInt8]) -> Verdict? {
+        let prefix = rel + [UInt8(ascii: "/")]
+        var staged = false
+        for (path, f) in flags where path.starts(with: prefix) {
+            if f.worktreeDeleted { return Verdict("pending", "deleted") }
+            if f.staged { staged = true }
+        }
+        if staged { return Verdict("pending", "staged") }
+        var most = 0
+        for (path, n) in unpushed where path.starts(with: prefix) { most = max(most, n) }
+        return most > 0 ? Verdict("pending", "not pushed: \(most) commit\(most == 1 ? "" : "s")") : nil
     }
 
     /// `.git` at the top level (a directory, or the file of a linked worktree or submodule).

@@ -241,6 +241,32 @@ struct GitEndToEndTests {
         try w.wait(c, ".gitignore", "pending", message: "modified")
     }
 
+    /// `git mv` of a file and a plain `mv` of a directory: the old names are tombstones until the
+    /// move is pushed.
+    @Test func movesAreTombstonesUntilPushed() throws {
+        let w = try GitWorld()
+        let c = try w.daemon.connect()
+        try w.waitSettled(c)
+        try w.git(["mv", "a.txt", "b.txt"])
+        try w.wait(c, "b.txt", "pending", message: "staged")
+        try w.wait(c, "a.txt", "pending", message: "staged")
+        try FileManager.default.moveItem(atPath: w.path("docs"), toPath: w.path("manual"))
+        try w.wait(c, "manual/deep/notes.txt", "pending", message: "untracked")
+        try w.wait(c, "docs", "pending", message: "deleted")
+        try w.git(["add", "-A"])
+        try w.git(["commit", "-q", "-m", "moves"])
+        try w.wait(c, "manual/guide.md", "pending", message: "not pushed: 1 commit")
+        try w.wait(c, "docs", "pending", message: "not pushed: 1 commit")
+        try w.git(["push", "-q"])
+        try w.wait(c, "manual/deep/notes.txt", "synced")
+        for gone in ["a.txt", "docs"] {
+            try w.poll(c, "\(gone)'s tombstone dropped") { () -> Bool? in
+                do { _ = try c.status(w.path(gone)); return nil } catch ClientError.server(code: "not-found", _) { return true }
+            }
+        }
+        try w.waitSettled(c)
+    }
+
     @Test func mergeConflictThenResolved() throws {
         let w = try GitWorld()
         let c = try w.daemon.connect()

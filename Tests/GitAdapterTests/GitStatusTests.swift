@@ -103,6 +103,15 @@ func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
         #expect(v("deleted-and-pushed.txt", gone: true) == .synced)
     }
 
+    /// A directory moved away is one tombstone; git names the files it held.
+    @Test func goneDirectoryTakesItsFilesState() throws {
+        let moved = GitView(status: try GitStatus.parse(bytes("# branch.oid a\0# branch.head main\0# branch.upstream o/main\0# branch.ab +1 -0\0"
+            + "1 .D N... 100644 100644 000000 a a docs/guide.md\0? manual/guide.md\0")), unpushed: [bytes("old/x.c"): 1])
+        #expect(moved.verdict(bytes("docs"), isDirectory: false, gone: true, ancestorIgnored: false) == Verdict("pending", "deleted"))
+        #expect(moved.verdict(bytes("old"), isDirectory: false, gone: true, ancestorIgnored: false) == Verdict("pending", "not pushed: 1 commit"))
+        #expect(moved.verdict(bytes("doc"), isDirectory: false, gone: true, ancestorIgnored: false) == .synced)
+    }
+
     @Test func gitItselfIsIgnored() {
         #expect(v(".git", dir: true) == .ignored)
         #expect(v(".git/index") == .ignored)
