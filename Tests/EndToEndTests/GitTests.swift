@@ -110,6 +110,7 @@ final class GitWorld {
     }
 
     /// Asks again (woken by any push, at most every 100 ms) until `done`; throws at the deadline.
+    @discardableResult
     func poll<T>(_ c: Connection, _ what: String, timeout: Double = 15, _ done: () throws -> T?) throws -> T {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
@@ -309,6 +310,7 @@ struct GitEndToEndTests {
         let tag = try c.send("ACTION", action)
         let syncing = try v.waitForPush(timeout: 15, "the root syncing") { $0.kind == "ITEM" && $0.path == w.clone && $0.fields[1].string == "syncing" }
         #expect(syncing.option("message")?.hasPrefix("git push") == true)
+        #expect(syncing.option("progress").flatMap(Int.init) != nil)
         let answer = try c.reply(to: tag, timeout: 15)
         if replies { #expect(answer.ok.option("message") == "git push: done") }
         try w.wait(c, "docs/guide.md", "synced")
