@@ -174,7 +174,9 @@ func runGitAdapter(_ args: [String], environment: [String: String]) throws -> (s
     return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
 }
 
-@Suite(.enabled(if: toolsOnPath(["git"])))
+// One world at a time: each takes well under a second alone, and the suite is no faster with
+// eleven daemons, adapters and gits competing for two cores beside the rest of `make test`.
+@Suite(.serialized, .enabled(if: toolsOnPath(["git"])))
 struct GitEndToEndTests {
     @Test func cleanCloneIsSyncedAndIgnoredIsIgnored() throws {
         let w = try GitWorld()
