@@ -276,6 +276,33 @@ extension SyncthingEndToEndTests {
     }
 }
 
+/// One Syncthing with a folder of its own, its adapter, and a viewer that saw the root
+/// reconciled.
+final class SoloSyncthing {
+    let daemon: DaemonHarness
+    let st: SyncthingInstance
+    let adapter: AdapterProcess
+    let viewer: Connection
+
+    init() throws {
+        daemon = try DaemonHarness()
+        st = try SyncthingInstance(temp: daemon.temp, name: "solo", ownFolder: "solo")
+        try st.start()
+        adapter = try AdapterProcess(socket: daemon.socket, syncthing: st)
+        viewer = try daemon.connect()
+        try viewer.waitForState(st.folder, "the root reconciled", timeout: 20, diagnostics: diagnostics) { $0.state == "synced" }
+    }
+
+    func diagnostics() -> String {
+        "--- adapter:\n\(adapter.log.suffix(3000))\n--- syncthing:\n\(st.logText.suffix(2000))"
+    }
+
+    deinit {
+        adapter.stop()
+        st.stop()
+    }
+}
+
 @Suite(.enabled(if: toolsOnPath(["syncthing"])))
 struct SyncthingSingleInstanceTests {
     /// A Unix-socket GUI (1.19 writes it as a bare path) and an HTTPS one (`tls="true"`,
@@ -334,30 +361,14 @@ struct SyncthingSingleInstanceTests {
     /// The adapter's toolbar item: "Pause syncing" pauses Syncthing's folders and "Resume
     /// syncing" resumes them, triggered from a viewer through the daemon.
     @Test func toolbarPausesAndResumesSyncthing() throws {
-        let daemon = try DaemonHarness()
-        let st = try SyncthingInstance(temp: daemon.temp, name: "solo", ownFolder: "solo")
-        try st.start()
-        defer { st.stop() }
-        let adapter = try AdapterProcess(socket: daemon.socket, syncthing: st)
-        defer { adapter.stop() }
-        let c = try daemon.connect()
-        let diagnostics = { "--- adapter:\n\(adapter.log.suffix(3000))\n--- syncthing:\n\(st.logText.suffix(2000))" }
-        try c.waitForState(st.folder, "the root reconciled", timeout: 20, diagnostics: diagnostics) { $0.state == "synced" }
-        // The toolbar comes with the adapter's provider connection, which may define it after
-        // the root's state was set (on its other connection). A definition is not pushed to
-        // viewers: ask again after a short wait on the connection, until the deadline.
-        let deadline = Date().addingTimeInterval(15)
-        var items: [WireMessage]
-        while true {
-            do {
-                items = try c.request("MENU", [.word("toolbar"), .option("provider", "syncthing")], timeout: 15).data
-                break
-            } catch ClientError.server(code: "no-provider", _) where Date() < deadline {
-                _ = try c.nextPush(timeout: min(0.1, max(0, deadline.timeIntervalSinceNow)))
-            }
-        }
-        #expect(items.map { $0.fields.first?.string ?? "" } == ["syncthing.pause", "syncthing.resume"])
+        let solo = try SoloSyncthing()
+        let (st, c, diagnostics) = (solo.st, solo.viewer, solo.diagnostics)
+        // The toolbar comes with the adapter's provider connection, which may define it and
+        // claim after the root's state was set (on its other connection): its `* TOOLBAR` push
+        // says when.
         try waitForToolbar(c, "Pause syncing", diagnostics: diagnostics)
+        let items = try c.request("MENU", [.word("toolbar"), .option("provider", "syncthing")], timeout: 15).data
+        #expect(items.map { $0.fields.first?.string ?? "" } == ["syncthing.pause", "syncthing.resume"])
 
         // Asked with reply=1 (1.2), the adapter says what it did; its toolbar item then says
         // what a click does now.
@@ -400,15 +411,8 @@ struct SyncthingSingleInstanceTests {
     /// A folder removed from Syncthing is given up with UNCLAIM (1.2): its root loses its
     /// provider, and the adapter keeps its one connection to the daemon.
     @Test func aFolderRemovedFromSyncthingIsUnclaimedWithoutAReconnect() throws {
-        let daemon = try DaemonHarness()
-        let st = try SyncthingInstance(temp: daemon.temp, name: "solo", ownFolder: "solo")
-        try st.start()
-        defer { st.stop() }
-        let adapter = try AdapterProcess(socket: daemon.socket, syncthing: st)
-        defer { adapter.stop() }
-        let c = try daemon.connect()
-        let diagnostics = { "--- adapter:\n\(adapter.log.suffix(3000))\n--- syncthing:\n\(st.logText.suffix(2000))" }
-        try c.waitForState(st.folder, "the root reconciled", timeout: 20, diagnostics: diagnostics) { $0.state == "synced" }
+        let solo = try SoloSyncthing()
+        let (st, c, adapter, diagnostics) = (solo.st, solo.viewer, solo.adapter, solo.diagnostics)
         let deadline = Date().addingTimeInterval(20)
         while try c.request("ROOTS", [], timeout: 15).data.first(where: { $0.path == st.folder })?.option("provider") != "syncthing" {
             guard deadline.timeIntervalSinceNow > 0 else { throw HarnessError(description: "never claimed\n" + diagnostics()) }
