@@ -163,7 +163,7 @@ fuzz:
 # `syncbadge status` starts fast.
 release: deps
 	# Our products by name: building every product would also link dependencies' dynamic
-	# library products (libGRDB-dynamic.so), which cannot take a static Swift runtime.
+	# library products (as GRDB's libGRDB-dynamic.so did), which cannot take a static Swift runtime.
 	for product in syncbadged syncbadge syncbadge-soak syncbadge-syncthing syncbadge-git; do $(SWIFT) build $(RELEASE_FLAGS) --product $$product || exit 1; done
 	# A product SwiftPM thought up to date may still be linked against the shared runtime.
 	for tool in syncbadge syncbadged; do \
