@@ -15,6 +15,27 @@ import SyncBadgeCore
         return p
     }
 
+    /// `/r` holding `a`, claimed by a provider, and a viewer whose `ACTION sync.now /r/a
+    /// reply=1` was delivered: the viewer's tag and the provider's token.
+    struct Awaiting {
+        let h: EngineHarness
+        let provider: FakeClient
+        let viewer: FakeClient
+        let tag: String
+        let token: String
+    }
+
+    func awaiting(others: (EngineHarness) throws -> Void = { _ in }) throws -> Awaiting {
+        let h = try EngineHarness()
+        try h.addRoot(files: ["a"])
+        let p = try provider(h)
+        try others(h)
+        let v = try h.connect()
+        let tag = v.send("ACTION sync.now /r/a reply=1")
+        let token = try #require(actions(p).token)
+        return Awaiting(h: h, provider: p, viewer: v, tag: tag, token: token)
+    }
+
     /// The `* ACTION` pushes a provider received (other pushes dropped), and the first one's token.
     func actions(_ p: FakeClient) -> (lines: [String], token: String?) {
         let lines = p.pushes().filter { $0.hasPrefix("ACTION ") }
@@ -62,23 +83,14 @@ import SyncBadgeCore
     }
 
     @Test func aFailedAnswerIsAnErrorWithTheEnginesMessage() throws {
-        let h = try EngineHarness()
-        try h.addRoot(files: ["a"])
-        let p = try provider(h)
-        let v = try h.connect()
-        let tag = v.send("ACTION sync.now /r/a reply=1")
-        let token = try #require(actions(p).token)
-        #expect(try p.request("ANSWER \(token) failed=1 message=remote%20is%20full") == ["OK"])
-        #expect(v.answer(tag) == ["ERR failed message=remote%20is%20full"])
+        let a = try awaiting()
+        #expect(try a.provider.request("ANSWER \(a.token) failed=1 message=remote%20is%20full") == ["OK"])
+        #expect(a.viewer.answer(a.tag) == ["ERR failed message=remote%20is%20full"])
     }
 
     @Test func noAnswerInTenSecondsIsATimeout() throws {
-        let h = try EngineHarness()
-        try h.addRoot(files: ["a"])
-        let p = try provider(h)
-        let v = try h.connect()
-        let tag = v.send("ACTION sync.now /r/a reply=1")
-        let token = try #require(actions(p).token)
+        let a = try awaiting()
+        let (h, p, v, tag, token) = (a.h, a.provider, a.viewer, a.tag, a.token)
         h.loop.advanceTime(by: .milliseconds(9_999))
         #expect(v.answer(tag) == [])
         h.loop.advanceTime(by: .milliseconds(1))
@@ -88,24 +100,17 @@ import SyncBadgeCore
     }
 
     @Test func aProviderThatLeavesBeforeAnsweringIsNoProvider() throws {
-        let h = try EngineHarness()
-        try h.addRoot(files: ["a"])
-        let p = try provider(h)
-        let v = try h.connect()
-        let tag = v.send("ACTION sync.now /r/a reply=1")
-        p.close()
-        #expect(v.answer(tag).first?.hasPrefix("ERR no-provider") == true)
-        #expect(h.engine.replyTimer == nil)
+        let a = try awaiting()
+        a.provider.close()
+        #expect(a.viewer.answer(a.tag).first?.hasPrefix("ERR no-provider") == true)
+        #expect(a.h.engine.replyTimer == nil)
     }
 
     @Test func anotherConnectionCannotAnswerAndWithoutReplyNothingChanges() throws {
-        let h = try EngineHarness()
-        try h.addRoot(files: ["a"])
-        let p = try provider(h)
-        let other = try h.connect(role: "provider", name: "other")
-        let v = try h.connect()
-        let tag = v.send("ACTION sync.now /r/a reply=1")
-        let token = try #require(actions(p).token)
+        var second: FakeClient?
+        let a = try awaiting { second = try $0.connect(role: "provider", name: "other") }
+        let (p, v, tag, token) = (a.provider, a.viewer, a.tag, a.token)
+        let other = try #require(second)
         #expect(try other.request("ANSWER \(token)").first?.hasPrefix("ERR not-found") == true)
         #expect(try p.request("ANSWER \(token)") == ["OK"])
         #expect(v.answer(tag) == ["OK"])
