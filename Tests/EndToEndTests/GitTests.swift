@@ -270,6 +270,24 @@ struct GitEndToEndTests {
         try w.waitSettled(c)
     }
 
+    /// Any file name: a newline and bytes that are not UTF-8, from git's output to the daemon.
+    @Test func namesThatAreNotText() throws {
+        let w = try GitWorld()
+        let c = try w.daemon.connect()
+        try w.waitSettled(c)
+        let name: [UInt8] = Array("odd\nname-".utf8) + [0xE9, 0xFF] + Array(".txt".utf8)
+        try createFile(dir: w.clone, name: name, contents: "x")
+        let path = Array(w.clone.utf8) + [UInt8(ascii: "/")] + name
+        func state() throws -> Item? { try? c.status(bytes: path) }
+        try w.poll(c, "the odd name untracked") { try state().flatMap { $0.message == "untracked" ? $0 : nil } }
+        try w.git(["add", "-A"])
+        try w.git(["commit", "-q", "-m", "odd"])
+        try w.poll(c, "the odd name not pushed") { try state().flatMap { $0.message == "not pushed: 1 commit" ? $0 : nil } }
+        try w.git(["push", "-q"])
+        try w.poll(c, "the odd name synced") { try state().flatMap { $0.state == "synced" ? $0 : nil } }
+        try w.waitSettled(c)
+    }
+
     @Test func mergeConflictThenResolved() throws {
         let w = try GitWorld()
         let c = try w.daemon.connect()
