@@ -44,6 +44,8 @@ public final class GitEngine {
     var backoff = 0.05
     var saidLost = false
     var toolbar: (name: String, tooltip: String)?
+    /// Pushes and pulls of trees no longer followed: left to finish, then reaped.
+    var orphans: [GitOperation] = []
 
     public init(socketPath: String, repositories: [String], reposFile: String, home: String, git: any GitRunner,
                 name: String = "git", logger: Logger) throws {
@@ -84,6 +86,8 @@ public final class GitEngine {
         if let s = session { fds.append(pollfd(fd: s.connection.descriptor, events: Int16(POLLIN), revents: 0)) }
         let ops = repos.values.compactMap { r in r.operation.map { (r, $0) } }
         for (_, op) in ops { fds.append(pollfd(fd: op.stderr, events: Int16(POLLIN), revents: 0)) }
+        let orphans = self.orphans
+        for op in orphans { fds.append(pollfd(fd: op.stderr, events: Int16(POLLIN), revents: 0)) }
         var deadline: ContinuousClock.Instant?
         func earliest(_ t: ContinuousClock.Instant?) {
             guard let t else { return }
@@ -104,9 +108,11 @@ public final class GitEngine {
         if rc < 0 { return }
         // The watcher first: events of an operation's own writes come before its exit.
         if fds[0].revents != 0 { watcherEvents() }
-        for (i, (repo, op)) in ops.enumerated() where fds[fds.count - ops.count + i].revents != 0 {
+        let first = fds.count - ops.count - orphans.count
+        for (i, (repo, op)) in ops.enumerated() where fds[first + i].revents != 0 {
             operationOutput(repo, op)
         }
+        for (i, op) in orphans.enumerated() where fds[first + ops.count + i].revents != 0 { reapIfDone(op) }
         answerLateOperations()
     }
 
@@ -453,7 +459,7 @@ public final class GitEngine {
             logger.info("no longer following \(top)")
             watcher.unwatch(key: top)
             repos[top] = nil
-            if let op = r.operation { close(op.stderr) }
+            if let op = r.operation { orphans.append(op) }
             guard let s = session, r.claimed else { continue }
             if s.capabilities.contains("unclaim") {
                 do { try s.unclaim(r.topBytes) } catch { dropped = true }
@@ -603,6 +609,19 @@ public final class GitEngine {
         // The root's own state at once; the rest with the full pass the refs ask for.
         requestFull(r, settle: false)
         r.fullAt = .now
+    }
+
+    func reapIfDone(_ op: GitOperation) {
+        var buf = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = buf.withUnsafeMutableBytes { read(op.stderr, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { return }
+            if n == 0 { break }
+        }
+        close(op.stderr)
+        _ = ProcessGitRunner.wait(op.pid)
+        orphans.removeAll { $0 === op }
     }
 
     func answerLateOperations() {
