@@ -29,26 +29,18 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "Examples", "filemanagers", "tests"))
 
+import fmscenario as sc  # noqa: E402  (the steps the GTK tests take too)
 import fmsession as fs  # noqa: E402  (the GTK tests' daemon, screen and click helpers)
 
-BINARY = os.environ.get("SYNCBADGED") or os.path.join(REPO, ".build", "debug", "syncbadged")
 ARTIFACTS = os.environ.get("SYNCBADGE_DOLPHIN_ARTIFACTS") or "/tmp/syncbadge-dolphin-artifacts"
 SCREENSHOTS = os.environ.get("SYNCBADGE_DOLPHIN_SCREENSHOTS")
 
-FILES = [("a-synced.txt", "synced"), ("b-syncing.txt", "syncing"), ("c-error.txt", "error"),
-         ("d-conflict.txt", "conflict"), ("e-pending.txt", "pending"), ("f-ignored.txt", "ignored"),
-         ("g-unknown.txt", "unknown")]
-CLOUD = (0xff, 0x6e, 0xc7)
-CLOUD_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="320" height="320" viewBox="0 0 320 320">'
-             '<circle cx="160" cy="160" r="160" fill="#ff6ec7"/></svg>\n')
-COLOURS = dict(fs.BADGE_COLOURS, cloud=CLOUD)
 # From an emblem's centre (Dolphin draws it at the icon's lower right) to the icon's middle.
 ICON = (-18, -18)
 KDEGLOBALS = "[Icons]\nTheme=breeze\n"
@@ -67,10 +59,7 @@ def multiarch():
 
 def setUpModule():
     global PREFIX
-    if not os.environ.get("DISPLAY"):
-        raise RuntimeError("no DISPLAY: run under xvfb-run -a -s '-screen 0 1280x800x24' (make test-dolphin)")
-    if not os.access(BINARY, os.X_OK):
-        raise RuntimeError("no daemon at %s (swift build --product syncbadged, or set SYNCBADGED)" % BINARY)
+    sc.require("xvfb-run -a -s '-screen 0 1280x800x24' (make test-dolphin)")
     if shutil.which("dolphin", path="/usr/bin:/bin") is None:
         raise RuntimeError("dolphin is not installed (make deps)")
     # As the README tells a user: make install-user PREFIX=P, then QT_PLUGIN_PATH. GIO_USE_VFS:
@@ -93,96 +82,33 @@ def tearDownModule():
         shutil.rmtree(PREFIX, ignore_errors=True)
 
 
-class DolphinTests(unittest.TestCase):
+class DolphinTests(sc.Scenario, unittest.TestCase):
     maxDiff = None
+    title = "Dolphin"
 
     def test_dolphin(self):
-        self.work = os.path.realpath(tempfile.mkdtemp(prefix="syncbadge-dolphin-"))
-        self.shots = 0
-        self.daemon = fs.Daemon(BINARY, self.work)
-        self.fm = None
-        self.conns = []
-        ok = False
-        try:
-            self.scenario()
-            ok = True
-        finally:
-            if self.fm is not None:
-                self.fm.stop()
-            for conn in self.conns:
-                conn.close()
-            self.daemon.stop()
-            if not ok or os.environ.get("SYNCBADGE_DOLPHIN_KEEP"):
-                kept = os.path.join(ARTIFACTS, "dolphin-%s" % time.strftime("%Y%m%d-%H%M%S"))
-                os.makedirs(kept, exist_ok=True)
-                for entry in os.listdir(self.work):
-                    if entry.endswith((".png", ".log", ".jsonl")):
-                        shutil.copy(os.path.join(self.work, entry), kept)
-                sys.stderr.write("\ndolphin: screenshots and logs kept in %s\n" % kept)
-            shutil.rmtree(self.work, ignore_errors=True)
+        self.run_scenario("dolphin", "syncbadge-dolphin-", ARTIFACTS,
+                          keep=bool(os.environ.get("SYNCBADGE_DOLPHIN_KEEP")))
 
     def scenario(self):
-        root = self.root = os.path.join(self.work, "Sync")
-        os.makedirs(root)
-        for fname, _ in FILES:
-            with open(os.path.join(root, fname), "w") as f:
-                f.write("x")
-        share = os.path.join(self.work, "share")
-        shutil.copytree(os.path.join(PREFIX, "share"), share, symlinks=True)
-        env = dict(os.environ)
-        env.update(PATH="/usr/bin:/bin:" + os.environ.get("PATH", ""), HOME=os.path.join(self.work, "home"),
-                   XDG_DATA_HOME=share, XDG_CONFIG_HOME=os.path.join(self.work, "config"),
-                   XDG_CACHE_HOME=os.path.join(self.work, "cache"), SYNCBADGE_SOCKET=self.daemon.socket,
-                   SYNCBADGE_DEBUG="1", QT_PLUGIN_PATH=os.path.join(PREFIX, "lib", multiarch(), "qt5", "plugins"),
-                   # Qt's KDE platform theme: the Breeze icons of kdeglobals, as in a Plasma session.
-                   XDG_CURRENT_DESKTOP="KDE", KDE_SESSION_VERSION="5", NO_AT_BRIDGE="1")
-        for key in ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
-            os.makedirs(env[key])
+        root = self.make_root()
+        env = self.session_env(os.path.join(PREFIX, "share"),
+                               QT_PLUGIN_PATH=os.path.join(PREFIX, "lib", multiarch(), "qt5", "plugins"),
+                               # Qt's KDE platform theme: the Breeze icons of kdeglobals, as in a Plasma session.
+                               XDG_CURRENT_DESKTOP="KDE", KDE_SESSION_VERSION="5")
         with open(os.path.join(env["XDG_CONFIG_HOME"], "kdeglobals"), "w") as f:
             f.write(KDEGLOBALS)
 
         # 0. No daemon yet: Dolphin shows the directory, and the plugin says so once.
-        self.fm = Dolphin("dolphin", self.work, env)
-        self.fm.start(root)
-        self.fm.wait_log(r"^syncbadge: no daemon at %s" % re.escape(self.daemon.socket), 30)
-        self.fm.wait_log(r"^syncbadge: asked about the entries of %s \(no daemon yet\)" % re.escape(root), 30)
-        self.daemon.start()
-        admin = self.connect("admin", "test-admin")
-        admin.request("ADD-ROOT", root, timeout=30)
-        engine = self.connect("provider", "test-engine")
+        self.start_before_daemon(Dolphin("dolphin", self.work, env))
+        engine = self.engine_with_every_state(menus=[("container", "test.rescan", "Rescan now")])
         caps = engine.caps
-        engine.request("DEFINE-TOOLBAR", name="Engine", tooltip="Pause or resume syncing", timeout=10)
-        engine.request("DEFINE-MENU", "toolbar", "engine.pause", title="Pause syncing", timeout=10)
-        engine.request("CLAIM", root, timeout=10)
-        engine.request("DEFINE-MENU", "items", "test.hello", title="Say hello", timeout=10)
-        engine.request("DEFINE-MENU", "container", "test.rescan", title="Rescan now", timeout=10)
-        for fname, state in FILES:
-            if state != "unknown":
-                engine.request("SET", state, self.path(fname), progress=40 if state == "syncing" else None,
-                               message="disk full" if state == "error" else None, timeout=10)
 
         # 1. Every state's emblem next to its file; none for unknown.
-        expected = [state for _, state in FILES if state != "unknown"]
-        first = self.wait_emblems("every state's emblem", expected)
-        self.fm.wait_log(r"^syncbadge: connected to ", 1)
-        # Once: the menu plugin connects when Dolphin first builds a context menu.
-        self.assertEqual(len(re.findall(r"(?m)^syncbadge: no daemon at ", self.fm.text())), 1)
-        where = dict((FILES[i][0], (x, y)) for i, (_, x, y) in enumerate(first[1]))
+        where = self.wait_every_state()
 
         # 2. Live, in the same window: a SET, and a badge a provider defines now.
-        pid = self.fm.proc.pid
-        cloud = os.path.join(self.work, "cloud.svg")
-        with open(cloud, "w") as f:
-            f.write(CLOUD_SVG)
-        engine.request("DEFINE-BADGE", "cloud", label="In the cloud", glyph="c", ascii="c", color="36",
-                       image=cloud, timeout=10)
-        engine.request("SET", "synced", self.path("c-error.txt"), timeout=10)
-        engine.request("SET", "synced", self.path("g-unknown.txt"), badge="cloud", timeout=10)
-        changed = ["synced", "syncing", "synced", "conflict", "pending", "ignored", "cloud"]
-        later = self.wait_emblems("the changed emblems", changed)
-        self.assertEqual(pid, self.fm.proc.pid)
-        self.assertTrue(os.path.isfile(os.path.join(share, "icons", "hicolor", "scalable", "emblems",
-                                                    "emblem-syncbadge-cloud.svg")))
+        pid, later = self.live_changes(engine)
         x, y = where["c-error.txt"]
         self.assertTrue(any(s == "synced" and abs(ex - x) <= 3 and abs(ey - y) <= 3 for s, ex, ey in later[1]),
                         "the green emblem is not where the red one was (%d,%d): %r" % (x, y, later[1]))
@@ -234,24 +160,10 @@ class DolphinTests(unittest.TestCase):
             self.assertEqual(self.wait_note("Sync: Pause syncing")["body"], "failed: no network")
         else:
             self.wait_note("Sync: Pause syncing")
-        self.wait_emblems("the emblems with the menus closed", changed)
+        self.wait_emblems("the emblems with the menus closed", sc.CHANGED)
 
         # 4. A daemon restart: no emblems while it is down, all back after, and live again.
-        log_at = len(self.fm.text())
-        self.daemon.stop()
-        for conn in self.conns:
-            conn.close()
-        self.conns = []
-        self.fm.wait_log(r"^syncbadge: disconnected", 10, start=log_at)
-        self.wait_emblems("no emblems while the daemon is down", [])
-        self.daemon.start()
-        self.fm.wait_log(r"^syncbadge: connected to ", 15, start=log_at)
-        self.wait_emblems("the emblems after the restart", changed)
-        engine = self.connect("provider", "test-engine")
-        engine.request("SET", "synced", self.path("e-pending.txt"), timeout=10)
-        self.wait_emblems("a SET after the restart",
-                          ["synced", "syncing", "synced", "conflict", "synced", "ignored", "cloud"])
-        self.assertEqual(pid, self.fm.proc.pid)
+        engine = self.restart_daemon(pid)
 
         # 5. For the documentation: every state again, and the Sync submenu of a file.
         if SCREENSHOTS:
@@ -261,10 +173,7 @@ class DolphinTests(unittest.TestCase):
         # The engine's claim and items went with its connection at the restart: again.
         engine.request("CLAIM", self.root, timeout=10)
         engine.request("DEFINE-MENU", "items", "test.hello", title="Sync now", timeout=10)
-        engine.request("SET", "error", self.path("c-error.txt"), message="disk full", timeout=10)
-        engine.request("SET", "pending", self.path("e-pending.txt"), timeout=10)
-        every = ["synced", "syncing", "error", "conflict", "pending", "ignored", "cloud"]
-        shot, found = self.wait_emblems("every state again", every)
+        self.every_state_again(engine)
         # The banner Dolphin shows to root (the tests run as root) has its close button at the
         # window's top right, under the toolbar: closed when it is there, kept when not.
         window = subprocess.run(["xdotool", "search", "--onlyvisible", "--class", "dolphin"], stdout=subprocess.PIPE,
@@ -277,7 +186,7 @@ class DolphinTests(unittest.TestCase):
             if os.getuid() == 0:
                 fs.left_click(x + w - 23, y + 58)
             self.settle("the banner to close")
-        shot, found = self.wait_emblems("every state without the banner", every)
+        shot, found = self.wait_emblems("every state without the banner", sc.EVERY)
         ex, ey = found[4][1], found[4][2]   # e-pending.txt: its menu leaves the first row in view
         log_at = self.open_menu(ex + ICON[0], ey + ICON[1], r"menu items for 1 paths: .*syncbadge\.details")
         rx = r"(?m)^syncbadge: menu item Sync at (-?\d+),(-?\d+) size (\d+)x(\d+)$"
@@ -286,35 +195,10 @@ class DolphinTests(unittest.TestCase):
         fs.left_click(x + 40, y + h // 2)
         self.fm.wait_log(r"(?m)^syncbadge: menu item syncbadge\.details at ", 10, start=log_at)
         fs.xdotool("mousemove", x + w + 30, y + h // 2)   # onto the engine's item, highlighted
-        final = self.settle("the menu")
-        os.makedirs(SCREENSHOTS, exist_ok=True)
-        subprocess.run(["convert", final.png, "-bordercolor", "black", "-border", "1", "-trim", "+repage",
-                        os.path.join(SCREENSHOTS, "dolphin.png")], check=True)
+        self.save_picture(self.settle("the menu"), SCREENSHOTS, "dolphin")
         fs.xdotool("key", "Escape", "Escape")
 
     # -- helpers ------------------------------------------------------------------------
-
-    def path(self, fname):
-        return os.path.join(self.root, fname)
-
-    def connect(self, role, name):
-        conn = self.daemon.connect(role, name)
-        self.conns.append(conn)
-        return conn
-
-    def shot(self, label):
-        self.shots += 1
-        return fs.screenshot(os.path.join(self.work, "%02d-%s.png" % (self.shots, label)))
-
-    def settle(self, what):
-        """Screenshots until two in a row are the same (an animation is over); the last one."""
-        stable = [self.shot("settle")]
-
-        def settled():
-            stable.append(self.shot("settle"))
-            return fs.changed_pixels(stable[-2], stable[-1], step=1) == 0
-        fs.wait_until(what + " to settle", settled, 10, interval=0.3)
-        return stable[-1]
 
     def open_menu(self, x, y, expected):
         """Right-clicks at x,y until the plugin logs the menu `expected` (a regular expression
@@ -347,35 +231,7 @@ class DolphinTests(unittest.TestCase):
             fs.left_click(x + min(w // 2, 40), y + h // 2)
 
     def wait_note(self, summary):
-        notes = fs.wait_until("the notification %r" % summary, lambda: [
-            n for n in self.fm.notifications() if n["summary"] == summary], 10)
-        return notes[-1]
-
-    def engine_action(self, engine, action_id):
-        def action():
-            push = engine.next_push(0.2)
-            return push is not None and push.kind == "ACTION" and push.arg(0) == action_id and push
-        return fs.wait_until("the action %s at the engine" % action_id, action, 10)
-
-    def wait_emblems(self, what, states, timeout=30):
-        """Screenshots until the emblems on the screen, in reading order, are `states`;
-        returns (the screenshot, its emblems)."""
-        seen = []
-
-        def check():
-            shot = self.shot(what.replace(" ", "-").replace("'", ""))
-            found = fs.emblems(shot, COLOURS)
-            seen[:] = [found]
-            if [s for s, _, _ in found] == states:
-                return shot, found
-            os.unlink(shot.png)   # only the last one is kept
-            self.shots -= 1
-            return None
-        try:
-            return fs.wait_until("%s in Dolphin" % what, check, timeout, interval=0.3)
-        except fs.Failure as ex:
-            self.shot("failed")
-            raise fs.Failure("%s; expected %s, the last screenshot had %s" % (ex, states, seen and seen[0]))
+        return self.wait_notes(summary)[-1]
 
 
 if __name__ == "__main__":
