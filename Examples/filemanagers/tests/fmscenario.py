@@ -176,9 +176,12 @@ class Scenario(object):
         self.fm.wait_log(r"^syncbadge: disconnected", 10, start=log_at)
         self.wait_emblems("no emblems while the daemon is down", [])
         self.daemon.start()
+        # The engine comes back and reports its transfer again, as protocol 1.2 asks: otherwise
+        # the daemon releases b-syncing.txt's stored `syncing` 30 s after its start.
+        engine = self.connect("provider", "test-engine")
+        engine.request("SET", "syncing", self.path("b-syncing.txt"), progress=40, timeout=10)
         self.fm.wait_log(r"^syncbadge: connected to ", 15, start=log_at)
         self.wait_emblems("the emblems after the restart", CHANGED)
-        engine = self.connect("provider", "test-engine")
         engine.request("SET", "synced", self.path("e-pending.txt"), timeout=10)
         self.wait_emblems("a SET after the restart", AFTER_RESTART)
         self.assertEqual(pid, self.fm.proc.pid)
