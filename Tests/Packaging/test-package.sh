@@ -33,8 +33,14 @@ finish() {
 
 work=$(mktemp -d /tmp/syncbadge-test-package.XXXXXX)
 daemon_pid=
+installed=
 cleanup() {
   [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null
+  # A run cut short leaves no package behind: an installed extension would be loaded beside
+  # the one the file-manager tests install.
+  if [ -n "$installed" ]; then
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get purge -y -qq $installed > /dev/null 2>&1
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -86,9 +92,11 @@ fi
 if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${debs[@]/#/./}" > "$work/apt-install.log" 2>&1; then
   fail "apt-get install ./dist/*.deb"
   tail -30 "$work/apt-install.log" | sed 's/^/    /'
+  installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" 2>/dev/null | awk '/ installed$/ { print $1 }')
   finish
 fi
 pass "apt-get install ./dist/*.deb"
+installed="${packages[*]}"
 for p in "${packages[@]}"; do dpkg -L "$p" > "$work/files-$p"; done
 
 # 5. What each package put where.
@@ -196,6 +204,7 @@ unset XDG_RUNTIME_DIR XDG_STATE_HOME
 
 # 8. Purge every package: none of their files is left, nor the links enabling the socket.
 if DEBIAN_FRONTEND=noninteractive $SUDO apt-get purge -y -qq "${packages[@]}" > "$work/apt-purge.log" 2>&1; then
+  installed=
   pass "apt-get purge of every package"
 else
   fail "apt-get purge of every package"
