@@ -256,6 +256,23 @@ struct SyncthingEndToEndTests {
 
 /// One Syncthing each, no pair: these run beside the pairs.
 extension SyncthingEndToEndTests {
+    /// The adapter killed in the middle of a transfer: its `syncing` goes with its connection,
+    /// and no badge stays `syncing` for an engine that is gone.
+    @Test func killingTheAdapterMidTransferLeavesNoSyncingBehind() throws {
+        let pair = try SyncthingPair(optionsB: ["maxRecvKbps": 1000, "limitBandwidthInLan": true])
+        let c = try pair.daemon.connect()
+        var bytes = [UInt8](repeating: 0, count: 4 << 20)
+        for i in bytes.indices { bytes[i] = UInt8(truncatingIfNeeded: i &* 2654435761 >> 13) }
+        try Data(bytes).write(to: URL(fileURLWithPath: pair.a.folder + "/big.bin"))
+        try c.waitForState(pair.b.folder, "B's root syncing", diagnostics: pair.diagnostics) { $0.state == "syncing" }
+        let adapter = try #require(pair.adapterB)
+        kill(adapter.process.processIdentifier, SIGKILL)
+        adapter.process.waitUntilExit()
+        let released = try c.waitForState(pair.b.folder, "B's root released", diagnostics: pair.diagnostics) { $0.state != "syncing" }
+        #expect(released.state == "pending" && released.progress == nil, "\(released)")
+        #expect(released.message?.contains("stopped before this finished syncing") == true, "\(released)")
+    }
+
     /// "Show Syncthing's view" (1.2's answer): both devices, by name, with the versions.
     @Test func showSyncthingsViewNamesBothDevices() throws {
         let pair = try SyncthingPair()
