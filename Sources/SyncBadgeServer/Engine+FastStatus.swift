@@ -51,7 +51,7 @@ struct PlainStatus {
 
 extension Engine {
     /// True when the line was answered here.
-    func fastStatus(_ buffer: ByteBuffer, _ s: Session) -> Bool {
-        plainStatus.answer(buffer, tree: &tree, write: s.writeLines)
+    func fastStatus(_ buffer: ByteBuffer, _ c: Clients.ID) -> Bool {
+        plainStatus.answer(buffer, tree: &tree) { outbox.writeLines(c, $0) }
     }
 }

@@ -12,44 +12,45 @@ extension Engine {
 
     /// Queues `SET`s behind a watcher barrier (SetPipeline). Returns false: the answers come
     /// after the commit.
-    func handleSets(_ reqs: [WireRequest], from s: Session) -> Bool {
-        if let token = sets.arrived((s, reqs)) { watcher?.barrier(token: token) }
+    func handleSets(_ reqs: [WireRequest], from c: Clients.ID) -> Bool {
+        let group = SetGroup(client: c, name: clients[c]?.name ?? "", requests: reqs)
+        if let token = sets.arrived(group) { watcher?.barrier(token: token) }
         return false
     }
 
     /// A barrier came back: when it is the SETs', apply them in order, commit once, then answer.
     func barrierReached(_ token: UInt64) {
         guard let (groups, next) = sets.barrierReached(token) else { return }
-        var answers: [(Session, [(tag: String, line: WireLine, ok: Bool)])] = []
+        var answers: [(Clients.ID, [(tag: String, line: WireLine, ok: Bool)])] = []
         var stated: [[UInt8]] = []
-        for (s, reqs) in groups {
-            answers.append((s, reqs.map { req in
-                let (line, ok) = applySet(req, from: s, stated: &stated)
+        for group in groups {
+            answers.append((group.client, group.requests.map { req in
+                let (line, ok) = applySet(req, from: group.client, stated: &stated)
                 return (req.tag, line, ok)
             }))
         }
         if let settled = sets.settle(stated.compactMap { tree.find($0) }) { watcher?.barrier(token: settled) }
         // A SET whose engine went away while it waited for its barrier: its `syncing` is
         // released now, as it would have been at the close.
-        for (s, _) in groups where s.context == nil { releaseSyncing(of: s) }
+        for group in groups where clients[group.client] == nil { releaseSyncing(of: group.client, name: group.name) }
         scheduleCommit { result in
-            for (s, lines) in answers where s.isActive {
+            for (c, lines) in answers where self.clients.isActive(c) {
                 for (tag, line, ok) in lines {
                     // An OK promises durability: without the commit it is an error.
                     if ok, case .failure(let e) = result {
-                        s.error(tag, "internal", message: Array("cannot store the state: \(e)".utf8))
+                        self.outbox.error(c, tag, "internal", message: Array("cannot store the state: \(e)".utf8))
                     } else {
-                        s.write(line)
+                        self.outbox.write(c, line)
                     }
                 }
-                s.resume()
+                self.resume(c)
             }
         }
         if let next { watcher?.barrier(token: next) }
     }
 
     /// Applies one `SET`; its answer line, and whether it is an `OK`.
-    func applySet(_ req: WireRequest, from s: Session, stated: inout [[UInt8]]) -> (WireLine, Bool) {
+    func applySet(_ req: WireRequest, from c: Clients.ID, stated: inout [[UInt8]]) -> (WireLine, Bool) {
         func fail(_ code: String, _ message: [UInt8]) -> (WireLine, Bool) {
             var l = WireLine(req.tag)
             l.word("ERR")
@@ -108,7 +109,7 @@ extension Engine {
                 guard let root = tree.root(containing: p)?.path, let rel = PathBytes.relativeComponents(p, under: root) else { continue }
                 leaseRows.append(StoreChanges.Lease(root: root, relativePath: Array(rel.joined(separator: [PathBytes.slash])), untilMs: nil))
             }
-            noteSyncing(changed, set.state, by: s, leaseMs: leaseMs)
+            noteSyncing(changed, set.state, by: c, leaseMs: leaseMs)
         }
         return (line, true)
     }
@@ -118,8 +119,8 @@ extension Engine {
     /// Remembers who holds the entries this SET reached (a recursive one skips stale and
     /// ignored entries, which keep their holder): its connection, or a lease. Any SET ends the
     /// lease or the restart hold it had.
-    func noteSyncing(_ changed: [StateTree.NodeID], _ state: SyncState, by s: Session, leaseMs: Int64?) {
-        let leases = releases.set(changed, state: state, by: s.id, leaseMs: leaseMs, nowMs: clock.nowMs())
+    func noteSyncing(_ changed: [StateTree.NodeID], _ state: SyncState, by c: Clients.ID, leaseMs: Int64?) {
+        let leases = releases.set(changed, state: state, by: c, leaseMs: leaseMs, nowMs: clock.nowMs())
         for l in leases { storeLease(l) }
         // Paths that left `syncing` by a local change, or were removed, meanwhile.
         releases.prune { tree.isLive($0) && tree.record($0).state == .syncing }
@@ -135,11 +136,10 @@ extension Engine {
     /// A provider's connection closed while the daemon runs: every path still `syncing` as it
     /// set it without a lease returns to `pending` (same gen, progress cleared, a message saying
     /// why), so no badge stays "syncing" for an engine that is gone (protocol 1.1).
-    func releaseSyncing(of s: Session) {
-        guard s.role == .provider else { return }
-        let mine = releases.connectionClosed(s.id)
+    func releaseSyncing(of c: Clients.ID, name: String) {
+        let mine = releases.connectionClosed(c)
         guard !shuttingDown else { return }
-        release(mine, .engineGone(name: s.name))
+        release(mine, .engineGone(name: name))
     }
 
     /// Released states (protocol 1.2): each entry still `syncing` returns to `pending`, saying
@@ -199,17 +199,17 @@ extension Engine {
 
     // MARK: UNCLAIM (1.2)
 
-    func unclaim(_ req: WireRequest, _ s: Session) {
-        guard let p = paths(req, s)?.first else { return }
-        guard let rootNode = tree.root(at: p)?.node, roots.unclaim(p, by: s) else {
-            s.error(req.tag, "not-found", message: Array("\(PathBytes.display(p)) is not claimed by this connection".utf8))
+    func unclaim(_ req: WireRequest, _ c: Clients.ID) {
+        guard let p = paths(req, c)?.first else { return }
+        guard let rootNode = tree.root(at: p)?.node, roots.unclaim(p, by: c) else {
+            outbox.error(c, req.tag, "not-found", message: Array("\(PathBytes.display(p)) is not claimed by this connection".utf8))
             return
         }
-        s.ok(req.tag)
+        outbox.ok(c, req.tag)
         pushRoot(p)
-        if let push = toolbars.unclaimed(s.id) { pushToolbar(push) }
-        let mine = releases.unclaimed(s.id) { tree.isLive($0) && tree.isInSubtree($0, of: rootNode) }
-        release(mine, .unclaimed(name: s.name))
+        if let push = clients.toolbars.unclaimed(c) { pushToolbar(push) }
+        let mine = releases.unclaimed(c) { tree.isLive($0) && tree.isInSubtree($0, of: rootNode) }
+        release(mine, .unclaimed(name: clients[c]?.name ?? ""))
     }
 
     // MARK: Group commit
@@ -235,7 +235,7 @@ extension Engine {
             case .unchanged: break
             }
             for w in waiters { w(result) }
-            self.flushDirty()
+            self.deliver()
             switch next {
             case .commitAgain: self.scheduleCommit()
             case .retry(let delay):
@@ -249,27 +249,26 @@ extension Engine {
         }
     }
 
-    func changes(_ req: WireRequest, _ s: Session) {
-        guard let root = exactRoot(req, s), let node = tree.root(at: root)?.node else { return }
+    func changes(_ req: WireRequest, _ c: Clients.ID) {
+        guard let root = exactRoot(req, c), let node = tree.root(at: root)?.node else { return }
         for id in tree.pendingPaths(under: node) {
-            s.write(tree.view(id).wireLine(head: req.tag))
+            outbox.write(c, tree.view(id).wireLine(head: req.tag))
         }
-        s.ok(req.tag)
+        outbox.ok(c, req.tag)
     }
 
-    func subscribeChanges(_ req: WireRequest, _ s: Session) {
-        guard let root = exactRoot(req, s) else { return }
-        s.subscriptions.insert(root)
-        changeSubscribers[root, default: [:]][s.id] = s
-        s.ok(req.tag)
+    func subscribeChanges(_ req: WireRequest, _ c: Clients.ID) {
+        guard let root = exactRoot(req, c) else { return }
+        clients.subscribe(c, to: root)
+        outbox.ok(c, req.tag)
     }
 
     // MARK: Change feed
 
     /// `* CHANGED <path> gen=<n> what=<what> [from=<old>]` to the root's subscribers.
     func emitChanged(_ path: [UInt8], what: String, from: [UInt8]? = nil) {
-        guard !changeSubscribers.isEmpty, let root = tree.root(containing: path)?.path,
-              let subs = changeSubscribers[root], let id = tree.find(path) else { return }
+        guard !clients.subscribers.isEmpty, let root = tree.root(containing: path)?.path,
+              let subs = clients.subscribers[root], let id = tree.find(path) else { return }
         let rec = tree.record(id)
         guard rec.state != .ignored else { return }
         var line = WireLine("*")
@@ -278,15 +277,15 @@ extension Engine {
         line.word("gen=\(rec.gen)")
         line.word("what=" + what)
         if let from { line.option("from", from) }
-        for s in subs.values { s.push(line, .change(root: root)) }
+        for c in subs { push(line, .change(root: root), to: c) }
     }
 
     /// Tells a root's subscribers to call `CHANGES` again.
     func resetChanges(_ root: [UInt8]) {
-        guard let subs = changeSubscribers[root] else { return }
+        guard let subs = clients.subscribers[root] else { return }
         var line = WireLine("*")
         line.word("RESET-CHANGES")
         line.field(root)
-        for s in subs.values { s.push(line, .change(root: root)) }
+        for c in subs { push(line, .change(root: root), to: c) }
     }
 }

@@ -8,69 +8,132 @@ import SyncBadgeStore
 import SyncBadgeWatcher
 
 extension Engine {
-    /// Answers one request. Returns false when the answer comes later (the session then holds
-    /// its next requests until `resume()`).
-    func handle(_ req: WireRequest, from s: Session) -> Bool {
-        guard let role = s.role else {
-            if req.verb == "HELLO" { hello(req, s) } else { s.error(req.tag, "hello-required") }
+    // MARK: Lines in
+
+    /// A line from a client (without its LF), in arrival order: answered now, or queued
+    /// behind a request that waits. False once the client takes no more lines (told `BYE`).
+    @discardableResult
+    func received(_ line: ByteBuffer, from c: Clients.ID) -> Bool {
+        guard let idle = clients[c].flatMap({ $0.closing ? nil : $0.requests.isIdle }) else { return false }
+        if idle {
+            process(line, from: c)
+        } else {
+            clients[c]?.requests.enqueue(line)
+        }
+        return clients.isActive(c)
+    }
+
+    /// A read is done: what its requests wrote, and what they pushed to other clients (a
+    /// CLAIM's `* ROOT`, say), goes out now, not with whatever event comes next (PROTOCOL.md:
+    /// a push goes out as soon as its event is processed).
+    func readComplete(_ c: Clients.ID) {
+        deliver()
+    }
+
+    /// More than the longest line without an LF: `* BYE too-long` at once, not behind a
+    /// request that waits for a scan or a commit (PROTOCOL.md: as soon as the daemon holds
+    /// more than that without an LF); what queued is dropped.
+    func tooLong(_ c: Clients.ID) {
+        bye(c, "too-long")
+    }
+
+    private func process(_ line: ByteBuffer, from c: Clients.ID) {
+        guard let client = clients[c], client.isActive else { return }
+        if client.role != nil && fastStatus(line, c) { return }
+        switch WireParser.parse(line.readableBytesView) {
+        case .empty:
+            return
+        case .badTag:
+            bye(c, "bad-request")
+        case .malformed(let tag):
+            outbox.error(c, tag, "bad-request")
+        case .request(let request):
+            if request.verb == Verb.set.rawValue && client.role == .provider {
+                // Pipelined SETs share one barrier and one commit.
+                let sets = [request] + (clients[c]?.requests.takeSets() ?? [])
+                let answered = handleSets(sets, from: c)
+                clients[c]?.requests.waiting = !answered
+            } else if !handle(request, from: c) {
+                clients[c]?.requests.waiting = true
+            }
+        }
+    }
+
+    /// The slow request answered: go on with the lines that queued behind it, then hand out
+    /// what they wrote.
+    func resume(_ c: Clients.ID) {
+        clients[c]?.requests.waiting = false
+        while clients.isActive(c), let line = clients[c]?.requests.next() {
+            process(line, from: c)
+        }
+        deliver()
+    }
+
+    // MARK: Requests
+
+    /// Answers one request. Returns false when the answer comes later (the client's next
+    /// requests then queue until `resume`).
+    func handle(_ req: WireRequest, from c: Clients.ID) -> Bool {
+        guard let role = clients[c]?.role else {
+            if req.verb == "HELLO" { hello(req, c) } else { outbox.error(c, req.tag, "hello-required") }
             return true
         }
         guard let verb = Verb(rawValue: req.verb) else {
-            s.error(req.tag, "unknown-verb")
+            outbox.error(c, req.tag, "unknown-verb")
             return true
         }
         if verb == .hello {
-            s.error(req.tag, "bad-request", message: Array("HELLO was already sent".utf8))
+            outbox.error(c, req.tag, "bad-request", message: Array("HELLO was already sent".utf8))
             return true
         }
         guard verb.allowed(for: role) else {
-            s.error(req.tag, "forbidden", message: Array("\(req.verb) is not for role \(role.rawValue)".utf8))
+            outbox.error(c, req.tag, "forbidden", message: Array("\(req.verb) is not for role \(role.rawValue)".utf8))
             return true
         }
         switch verb {
         case .hello: break
-        case .ping: s.ok(req.tag)
+        case .ping: outbox.ok(c, req.tag)
         case .bye:
-            s.ok(req.tag)
-            s.close()
-        case .roots: roots(req, s)
-        case .badges: badgesList(req, s)
-        case .stats: stats(req, s)
-        case .status: status(req, s)
-        case .list: list(req, s, observe: false)
-        case .observe: list(req, s, observe: true)
-        case .unobserve: unobserve(req, s)
-        case .addRoot: return addRoot(req, s)
-        case .removeRoot: return removeRoot(req, s)
-        case .set: return handleSets([req], from: s)
-        case .changes: changes(req, s)
-        case .subscribeChanges: subscribeChanges(req, s)
-        case .claim: claim(req, s)
-        case .defineBadge: defineBadge(req, s)
-        case .defineMenu: defineMenu(req, s)
-        case .defineToolbar: defineToolbar(req, s)
-        case .menu: menu(req, s)
-        case .action: return action(req, s)
-        case .answer: answer(req, s)
-        case .unclaim: unclaim(req, s)
-        case .toolbar: toolbar(req, s)
+            outbox.ok(c, req.tag)
+            close(c)
+        case .roots: roots(req, c)
+        case .badges: badgesList(req, c)
+        case .stats: stats(req, c)
+        case .status: status(req, c)
+        case .list: list(req, c, observe: false)
+        case .observe: list(req, c, observe: true)
+        case .unobserve: unobserve(req, c)
+        case .addRoot: return addRoot(req, c)
+        case .removeRoot: return removeRoot(req, c)
+        case .set: return handleSets([req], from: c)
+        case .changes: changes(req, c)
+        case .subscribeChanges: subscribeChanges(req, c)
+        case .claim: claim(req, c)
+        case .defineBadge: defineBadge(req, c)
+        case .defineMenu: defineMenu(req, c)
+        case .defineToolbar: defineToolbar(req, c)
+        case .menu: menu(req, c)
+        case .action: return action(req, c)
+        case .answer: answer(req, c)
+        case .unclaim: unclaim(req, c)
+        case .toolbar: toolbar(req, c)
         }
         return true
     }
 
-    func hello(_ req: WireRequest, _ s: Session) {
+    func hello(_ req: WireRequest, _ c: Clients.ID) {
         guard req.option("proto") == "1" else {
-            s.error(req.tag, "unsupported-version", extra: "supported=1")
+            outbox.error(c, req.tag, "unsupported-version", extra: "supported=1")
             return
         }
         guard let roleName = req.option("role"), let role = Role(rawValue: roleName) else {
-            s.error(req.tag, "bad-request", message: Array("role must be viewer, provider or admin".utf8))
+            outbox.error(c, req.tag, "bad-request", message: Array("role must be viewer, provider or admin".utf8))
             return
         }
-        s.role = role
-        if let name = req.options["name"], !name.isEmpty { s.name = String(decoding: name, as: UTF8.self) }
-        s.wantsRootPushes = req.option("roots") != "0"
-        s.ok(req.tag) { line in
+        clients[c]?.role = role
+        if let name = req.options["name"], !name.isEmpty { clients[c]?.name = String(decoding: name, as: UTF8.self) }
+        clients[c]?.wantsRootPushes = req.option("roots") != "0"
+        outbox.ok(c, req.tag) { line in
             line.word("proto=1")
             line.option("server", Engine.serverName)
             line.word("epoch=" + epoch)
@@ -82,15 +145,15 @@ extension Engine {
 
     /// The request's path fields, each checked, as many as its verb takes (`Verb.pathCount`);
     /// nil (with the error sent) if any is bad or there are too few or too many.
-    func paths(_ req: WireRequest, _ s: Session) -> [[UInt8]]? {
+    func paths(_ req: WireRequest, _ c: Clients.ID) -> [[UInt8]]? {
         let count = Verb(rawValue: req.verb)?.pathCount ?? 1...Int.max
         guard count.contains(req.fields.count) else {
             let n = count.lowerBound == count.upperBound ? "\(count.lowerBound)" : "at least \(count.lowerBound)"
-            s.error(req.tag, "bad-request", message: Array("\(req.verb) takes \(n) path\(count == 1...1 ? "" : "s")".utf8))
+            outbox.error(c, req.tag, "bad-request", message: Array("\(req.verb) takes \(n) path\(count == 1...1 ? "" : "s")".utf8))
             return nil
         }
         for f in req.fields where !PathBytes.isNormalizedAbsolute(f.bytes) {
-            s.error(req.tag, "bad-path", message: f.bytes)
+            outbox.error(c, req.tag, "bad-path", message: f.bytes)
             return nil
         }
         return req.fields.map(\.bytes)
@@ -98,21 +161,21 @@ extension Engine {
 
     // MARK: Queries
 
-    func badgesList(_ req: WireRequest, _ s: Session) {
-        for b in badges { s.write(b.wireLine(tag: req.tag)) }
-        s.ok(req.tag)
+    func badgesList(_ req: WireRequest, _ c: Clients.ID) {
+        for b in badges { outbox.write(c, b.wireLine(tag: req.tag)) }
+        outbox.ok(c, req.tag)
     }
 
-    func stats(_ req: WireRequest, _ s: Session) {
+    func stats(_ req: WireRequest, _ c: Clients.ID) {
         let values: [(String, Int)] = [
-            ("clients", sessions.count),
+            ("clients", clients.count),
             ("roots", roots.count),
             ("items", tree.liveCount),
             ("watches", watcher?.totalWatches ?? 0),
             ("events", watcher?.events ?? 0),
             ("commits", sets.commits),
             ("commits-done", sets.commitsDone),
-            ("observations", observerIndex.count),
+            ("observations", clients.observers.count),
             ("tombstones", tree.tombstoneCount),
             ("rss-bytes", Self.residentBytes()),
         ]
@@ -121,9 +184,9 @@ extension Engine {
             line.word("STAT")
             line.word(k)
             line.word(String(v))
-            s.write(line)
+            outbox.write(c, line)
         }
-        s.ok(req.tag)
+        outbox.ok(c, req.tag)
     }
 
     static func residentBytes() -> Int {
@@ -133,13 +196,13 @@ extension Engine {
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
-    func status(_ req: WireRequest, _ s: Session) {
-        guard let paths = paths(req, s) else { return }
+    func status(_ req: WireRequest, _ c: Clients.ID) {
+        guard let paths = paths(req, c) else { return }
         var lines: [WireLine] = []
         for p in paths {
             if tree.root(containing: p) != nil {
                 guard let id = tree.find(p) else {
-                    s.error(req.tag, "not-found", message: p)
+                    outbox.error(c, req.tag, "not-found", message: p)
                     return
                 }
                 lines.append(tree.view(id, path: p).wireLine(head: req.tag))
@@ -147,29 +210,29 @@ extension Engine {
                 lines.append(ItemView.outsideLine(head: req.tag, path: p, kind: files.lstat(p)?.kind ?? .gone))
             }
         }
-        for l in lines { s.write(l) }
-        s.ok(req.tag)
+        for l in lines { outbox.write(c, l) }
+        outbox.ok(c, req.tag)
     }
 
     /// The existing directory at `path`, or nil with the error sent.
-    func directory(_ req: WireRequest, _ s: Session, _ path: [UInt8]) -> StateTree.NodeID? {
+    func directory(_ req: WireRequest, _ c: Clients.ID, _ path: [UInt8]) -> StateTree.NodeID? {
         guard tree.root(containing: path) != nil else {
-            s.error(req.tag, "outside", message: path)
+            outbox.error(c, req.tag, "outside", message: path)
             return nil
         }
         guard let id = tree.find(path), tree.record(id).kind != .gone else {
-            s.error(req.tag, "not-found", message: path)
+            outbox.error(c, req.tag, "not-found", message: path)
             return nil
         }
         guard tree.record(id).kind == .dir else {
-            s.error(req.tag, "not-a-directory", message: path)
+            outbox.error(c, req.tag, "not-a-directory", message: path)
             return nil
         }
         return id
     }
 
-    func list(_ req: WireRequest, _ s: Session, observe: Bool) {
-        guard let p = paths(req, s)?.first, let id = directory(req, s, p) else { return }
+    func list(_ req: WireRequest, _ c: Clients.ID, observe: Bool) {
+        guard let p = paths(req, c)?.first, let id = directory(req, c, p) else { return }
         let children = tree.children(id)
         // `OBSERVE <dir> list=0` (1.1): the count without the listing, for prompts.
         if !(observe && req.option("list") == "0") {
@@ -185,22 +248,22 @@ extension Engine {
                 tree.appendName(child, to: &childPath)
                 tree.appendItemLine(child, path: childPath[...], head: head[...], into: &listOut)
             }
-            s.writeLines(listOut)
+            outbox.writeLines(c, listOut)
             // A big listing's buffer is not kept for the daemon's whole life.
             if listOut.capacity > 1 << 16 { listOut = [] }
         }
         if observe {
-            observerIndex.observe(id, by: s.id, s)
+            clients.observers.observe(id, by: c)
         }
-        s.ok(req.tag) { $0.word("count=\(children.count)") }
+        outbox.ok(c, req.tag) { $0.word("count=\(children.count)") }
     }
 
-    func unobserve(_ req: WireRequest, _ s: Session) {
-        guard let p = paths(req, s)?.first else { return }
-        guard let id = tree.find(p), observerIndex.unobserve(id, by: s.id) != .notObserved else {
-            s.error(req.tag, "not-found", message: p)
+    func unobserve(_ req: WireRequest, _ c: Clients.ID) {
+        guard let p = paths(req, c)?.first else { return }
+        guard let id = tree.find(p), clients.observers.unobserve(id, by: c) != .notObserved else {
+            outbox.error(c, req.tag, "not-found", message: p)
             return
         }
-        s.ok(req.tag)
+        outbox.ok(c, req.tag)
     }
 }

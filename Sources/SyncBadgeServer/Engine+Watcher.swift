@@ -49,7 +49,7 @@ extension Engine {
         publishChanges()
         // The pushes go out before the commit is drained and handed to the store's thread:
         // an observer waits for neither.
-        flushDirty()
+        deliver()
         scheduleCommit()
     }
 

@@ -29,12 +29,16 @@ struct SystemWallClock: WallClock {
     }
 }
 
-/// The daemon's business logic: the state tree, roots, sessions and who observes what.
+/// The daemon's business logic: the state tree, roots, clients and who observes what.
 ///
 /// Everything here runs on one event loop, the one that serves every connection, so requests
 /// and watcher events are applied one at a time without locks and a request sees every event
 /// delivered before it. Slow work (scans, database writes) runs elsewhere and comes back
 /// to this loop.
+///
+/// Data flows one way: the engine knows clients by id (Clients), appends what it has to say
+/// to the outbox, and hands that to each connection at the end of a read or an event batch
+/// (`deliver`); a connection hands lines in (`received`) and never reads the engine's state.
 final class Engine {
     static let serverName = "syncbadge/\(SyncBadgeVersion.string)"
     /// Protocol 1.0's, then 1.1's and 1.2's (PROTOCOL.md, "Capabilities of version 1.1" and "1.2").
@@ -54,15 +58,14 @@ final class Engine {
 
     var tree: StateTree
     /// The roots, their scans and claims (RootRegistry).
-    var roots = RootRegistry<Session>()
-    var sessions: [Int: Session] = [:]
-    var nextSessionID = 1
-    var observerIndex = ObserverIndex<Session>()
-    var dirty: [Int: Session] = [:]
-    /// Root path → connections subscribed to its change feed.
-    var changeSubscribers: [[UInt8]: [Int: Session]] = [:]
+    var roots = RootRegistry()
+    /// Every client by id: role, name, what it follows, its requests (Clients).
+    var clients = Clients()
+    /// What each client is to be sent (Outbox), and where it goes: each client's connection.
+    var outbox = Outbox()
+    var connections: [Clients.ID: any ClientConnection] = [:]
     /// SETs behind their barrier, settling files, and the group commit (SetPipeline).
-    var sets = SetPipeline<(Session, [WireRequest]), (Result<Void, Error>) -> Void>()
+    var sets = SetPipeline<SetGroup, (Result<Void, Error>) -> Void>()
     var commitRetry: Scheduled<Void>?
     /// Who holds each `syncing` and until when: its connection, a lease, or the hold after a
     /// restart (protocol 1.2, "Released states").
@@ -74,14 +77,16 @@ final class Engine {
     /// Answers awaited for `ACTION ... reply=1` (protocol 1.2), and their one timer.
     var replies: ActionReplies
     var replyTimer: (task: Scheduled<Void>, at: NIODeadline)?
-    /// The providers' toolbar items, and which changes are pushed.
-    var toolbars = ToolbarSet()
     /// Wall-clock time, for leases.
     let clock: any WallClock
     /// Scratch buffers of `fastStatus`, kept between requests so that it allocates nothing.
     var plainStatus = PlainStatus()
     /// The same for `LIST` and `OBSERVE`'s listings.
     var listOut: [UInt8] = []
+    /// The clients `deliver` hands output to, reused from one delivery to the next; and
+    /// whether a delivery is under way (a write that closes a connection comes back here).
+    var deliveryBatch: [Clients.ID] = []
+    var delivering = false
     /// Set by `shutdown()`: connections closing then release nothing (states are stored as
     /// they are and survive the restart).
     var shuttingDown = false
@@ -111,49 +116,111 @@ final class Engine {
     }
 
     func makeSessionID() -> Int {
-        defer { nextSessionID += 1 }
-        return nextSessionID
+        clients.makeID()
     }
 
-    // MARK: Sessions and pushes
+    // MARK: Clients and their output
 
-    func sessionOpened(_ s: Session) {
-        sessions[s.id] = s
+    /// A connection opened: its output goes to `connection`.
+    func opened(_ id: Clients.ID, peerPID: Int32, connection: any ClientConnection) {
+        clients.opened(id, peerPID: peerPID)
+        outbox.open(id)
+        connections[id] = connection
     }
 
-    func sessionClosed(_ s: Session) {
-        sessions.removeValue(forKey: s.id)
-        dirty.removeValue(forKey: s.id)
-        observerIndex.closed(s.id)
-        for root in s.subscriptions {
-            changeSubscribers[root]?.removeValue(forKey: s.id)
-            if changeSubscribers[root]?.isEmpty == true { changeSubscribers.removeValue(forKey: root) }
-        }
+    func closed(_ id: Clients.ID) {
+        connections.removeValue(forKey: id)
+        outbox.closed(id)
+        guard let client = clients.closed(id) else { return }
         // A provider's claims go with it; the states it set stay, but for `syncing`.
-        for root in roots.closed(s) { pushRoot(root) }
-        if let push = toolbars.closed(s.id) { pushToolbar(push) }
+        for root in roots.closed(id) { pushRoot(root) }
+        if let push = clients.toolbars.closed(id) { pushToolbar(push) }
         // Answers it owed are `ERR no-provider`; answers it waited for are nobody's.
-        sendReplies(replies.providerClosed(s.id))
-        replies.clientClosed(s.id)
+        sendReplies(replies.providerClosed(id))
+        replies.clientClosed(id)
         armReplyTimer()
-        releaseSyncing(of: s)
-        flushDirty()
+        if client.role == .provider { releaseSyncing(of: id, name: client.name) }
+        deliver()
     }
 
-    func markDirty(_ s: Session) {
-        dirty[s.id] = s
+    /// Hands each connection what the outbox holds for it, and closes those told `BYE`.
+    func deliver() {
+        // A write that fails closes its connection, which comes back here (`closed`); what
+        // that adds is handed over by this loop.
+        guard !delivering else { return }
+        delivering = true
+        defer { delivering = false }
+        while outbox.hasReady {
+            outbox.takeReady(into: &deliveryBatch)
+            for id in deliveryBatch {
+                let (chunk, close) = outbox.take(id)
+                guard let connection = connections[id] else { continue }
+                if let chunk { connection.write(chunk) }
+                if close { connection.close() }
+            }
+            deliveryBatch.removeAll(keepingCapacity: true)
+        }
     }
 
-    func flushDirty() {
-        for s in dirty.values { s.flush() }
-        dirty.removeAll(keepingCapacity: true)
+    /// A push: written, or for a slow reader dropped and made up for once it catches up
+    /// (Backpressure). Every client gets `* ROOT` and `* BADGE`, so a client that never reads
+    /// would otherwise hold them all.
+    func push(_ line: WireLine, _ what: Backpressure.Push, to id: Clients.ID) {
+        guard let client = clients[id], client.isActive else { return }
+        if case .root = what, !client.wantsRootPushes { return }
+        let backedUp = !client.writable || outbox.heldBytes(id) > Outbox.highWater
+        guard clients[id]?.backpressure.push(what, backedUp: backedUp) == true else { return }
+        outbox.write(id, line)
     }
 
-    func writeReset(_ node: StateTree.NodeID, to s: Session) {
+    /// The client's connection takes output again, or stops taking it. Once it does, what it
+    /// missed meanwhile is made up for.
+    func writabilityChanged(_ id: Clients.ID, writable: Bool) {
+        guard let client = clients[id] else { return }
+        clients[id]?.writable = writable
+        guard writable, client.backpressure.hasMissed else { return }
+        var missed = client.backpressure
+        let catchUp = missed.caughtUp(observing: { clients.observers.isObserving(id, $0) },
+                                      subscribed: { client.subscriptions.contains($0) })
+        clients[id]?.backpressure = missed
+        for missed in catchUp {
+            switch missed {
+            case .root(let root): outbox.write(id, currentRootLine(root))
+            case .badge(let badge): if let line = badgeLine(badge) { outbox.write(id, line) }
+            case .toolbar(let name): outbox.write(id, toolbarLine("*", clients.toolbars.current(named: name)))
+            case .reset(let node): writeReset(node, to: id)
+            case .resetChanges(let root):
+                var line = WireLine("*")
+                line.word("RESET-CHANGES")
+                line.field(root)
+                outbox.write(id, line)
+            }
+        }
+        deliver()
+    }
+
+    /// `* BYE <reason>`, then the connection closes.
+    func bye(_ id: Clients.ID, _ reason: String) {
+        guard clients.isActive(id) else { return }
+        var line = WireLine("*")
+        line.word("BYE")
+        line.word(reason)
+        outbox.write(id, line)
+        close(id)
+    }
+
+    /// Answers nothing more, and closes once what is held is written.
+    func close(_ id: Clients.ID) {
+        guard clients.isActive(id) else { return }
+        clients[id]?.closing = true
+        outbox.close(id)
+    }
+
+    func writeReset(_ node: StateTree.NodeID, to id: Clients.ID) {
         var line = WireLine("*")
         line.word("RESET")
         line.field(tree.path(node))
-        s.write(line)
+        outbox.write(id, line)
     }
 
     /// Turns what changed in the tree into pushes: `GONE` for what disappeared, then `ITEM`
@@ -161,26 +228,26 @@ final class Engine {
     func publishChanges() {
         let (changes, removals) = tree.drainChanges()
         for r in removals {
-            var targets = observerIndex.observers(of: r.parent) ?? [:]
+            var targets = clients.observers.observers(of: r.parent) ?? []
             if r.wasDirectory {
-                for (id, s) in observerIndex.removed(r.node) {
-                    targets[id] = s
-                    s.backpressure.removed(r.node)
+                for id in clients.observers.removed(r.node) {
+                    targets.insert(id)
+                    clients[id]?.backpressure.removed(r.node)
                 }
             }
             guard !targets.isEmpty else { continue }
             var line = WireLine("*")
             line.word("GONE")
             line.field(r.path)
-            for (id, s) in targets { s.push(line, .observed(observerIndex.isObserving(id, r.parent) ? r.parent : nil)) }
+            for id in targets { push(line, .observed(clients.observers.isObserving(id, r.parent) ? r.parent : nil), to: id) }
         }
         var rootsChanged: [[UInt8]] = []
         for c in changes {
             let rec = tree.record(c.node)
             guard rec.kind != .gone else { continue }
             let isRoot = tree.isRoot(c.node)
-            let parentObs = c.parent >= 0 ? observerIndex.observers(of: c.parent) : nil
-            let ownObs = rec.kind == .dir ? observerIndex.observers(of: c.node) : nil
+            let parentObs = c.parent >= 0 ? clients.observers.observers(of: c.parent) : nil
+            let ownObs = rec.kind == .dir ? clients.observers.observers(of: c.node) : nil
             guard parentObs != nil || ownObs != nil || isRoot else { continue }
             let after = tree.view(c.node)
             if var before = c.before {
@@ -191,10 +258,10 @@ final class Engine {
             if isRoot, let before = c.before, before.state != after.state { rootsChanged.append(after.path) }
             guard parentObs != nil || ownObs != nil else { continue }
             let line = after.wireLine(head: "*")
-            var targets = parentObs ?? [:]
-            if let ownObs { targets.merge(ownObs) { a, _ in a } }
-            for s in targets.values {
-                s.push(line, .observed(ownObs?[s.id] != nil ? c.node : c.parent))
+            var targets = parentObs ?? []
+            if let ownObs { targets.formUnion(ownObs) }
+            for id in targets {
+                push(line, .observed(ownObs?.contains(id) == true ? c.node : c.parent), to: id)
             }
         }
         for p in rootsChanged { pushRoot(p) }
@@ -219,8 +286,24 @@ final class Engine {
         releaseTimer = nil
         replyTimer?.task.cancel()
         replyTimer = nil
-        for s in sessions.values { s.bye("shutdown") }
+        for id in clients.all { bye(id, "shutdown") }
+        deliver()
     }
+}
+
+/// A provider's pipelined `SET`s, applied together: who sent them (its name, for the release
+/// message should it leave before they are applied) and the requests.
+struct SetGroup {
+    var client: Clients.ID
+    var name: String
+    var requests: [WireRequest]
+}
+
+/// A client's connection as the engine sees it: where the outbox's bytes go.
+protocol ClientConnection: AnyObject {
+    func write(_ chunk: ByteBuffer)
+    /// Closes once what was written goes out.
+    func close()
 }
 
 extension String {

@@ -5,8 +5,10 @@ import SyncBadgeCore
 /// the provider that claimed it. The state tree holds each root's entries; the engine keeps
 /// the two in step by performing what these transitions return. No I/O.
 ///
-/// Generic over who asks (a `Session` in the daemon), compared by identity.
-struct RootRegistry<Client: AnyObject> {
+/// Who asks is a client id (Clients).
+struct RootRegistry {
+    typealias Client = Int
+
     struct Root {
         var path: [UInt8]
         var scanning = true
@@ -145,7 +147,7 @@ struct RootRegistry<Client: AnyObject> {
 
     /// `CLAIM`: the root's provider is `client`, unless another holds it.
     mutating func claim(_ path: [UInt8], by client: Client) -> ClaimResult {
-        if let owner = claims[path], owner !== client { return .heldBy(owner) }
+        if let owner = claims[path], owner != client { return .heldBy(owner) }
         claims[path] = client
         return .claimed
     }
@@ -154,7 +156,7 @@ struct RootRegistry<Client: AnyObject> {
 
     /// `UNCLAIM` (1.2): whether `client` held the root's claim (it no longer does).
     mutating func unclaim(_ path: [UInt8], by client: Client) -> Bool {
-        guard let owner = claims[path], owner === client else { return false }
+        guard let owner = claims[path], owner == client else { return false }
         claims.removeValue(forKey: path)
         return true
     }
@@ -162,8 +164,8 @@ struct RootRegistry<Client: AnyObject> {
     /// The client's connection closed: its claims go (returned, for their `* ROOT`), and the
     /// scans it waits for will answer no one.
     mutating func closed(_ client: Client) -> [[UInt8]] {
-        for (token, scan) in scans where scan.client === client { scans[token]?.client = nil }
-        let released = claims.filter { $0.value === client }.map(\.key)
+        for (token, scan) in scans where scan.client == client { scans[token]?.client = nil }
+        let released = claims.filter { $0.value == client }.map(\.key)
         for path in released { claims.removeValue(forKey: path) }
         return released.sorted { $0.lexicographicallyPrecedes($1) }
     }

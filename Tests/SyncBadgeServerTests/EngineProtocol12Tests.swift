@@ -51,8 +51,7 @@ import SyncBadgeCore
 
     @Test func helloAnnouncesTheNewCapabilities() throws {
         let h = try EngineHarness()
-        let session = Session(engine: h.engine, id: h.engine.makeSessionID(), peerPID: 1, allocator: ByteBufferAllocator())
-        let c = FakeClient(channel: EmbeddedChannel(handler: session, loop: h.loop))
+        let c = h.stranger()
         let hello = try c.request("HELLO proto=1 role=viewer")
         let caps = hello.first?.split(separator: " ").first { $0.hasPrefix("caps=") }?.dropFirst("caps=".count).split(separator: ",") ?? []
         for cap in ["action-reply", "lease", "unclaim", "toolbar-push"] { #expect(caps.contains(Substring(cap)), "\(hello)") }
@@ -101,7 +100,7 @@ import SyncBadgeCore
 
     @Test func aProviderThatLeavesBeforeAnsweringIsNoProvider() throws {
         let a = try awaiting()
-        a.provider.close()
+        a.provider.disconnect()
         #expect(a.viewer.answer(a.tag).first?.hasPrefix("ERR no-provider") == true)
         #expect(a.h.engine.replyTimer == nil)
     }
@@ -132,7 +131,7 @@ import SyncBadgeCore
         #expect(set(h, p, "SET syncing /r/a progress=40 lease=60").first?.hasPrefix("OK gen=") == true)
         #expect(set(h, p, "SET syncing /r/b").first?.hasPrefix("OK gen=") == true)
         #expect(h.store.state.withLock { $0.leases.count } == 1)
-        p.close()
+        p.disconnect()
         // b went with the connection; a stays for its lease.
         _ = v.pushes()
         #expect(try v.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a syncing") == true)
@@ -278,7 +277,7 @@ import SyncBadgeCore
         _ = try p.request("CLAIM /r")
         _ = try p.request("DEFINE-TOOLBAR name=Pause tooltip=Pause")
         #expect(v.pushes().contains("TOOLBAR name=Pause tooltip=Pause provider=st"))
-        p.close()
+        p.disconnect()
         #expect(v.pushes().contains("TOOLBAR provider=st removed"))
         #expect(try v.request("TOOLBAR") == ["OK"])
 

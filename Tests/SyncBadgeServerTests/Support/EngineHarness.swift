@@ -100,8 +100,9 @@ struct LoopWallClock: WallClock {
     }
 }
 
-/// The engine on an EmbeddedEventLoop with fakes at every edge: no thread, socket, inotify
-/// or database. Time moves only when a test advances it.
+/// The engine on an EmbeddedEventLoop with fakes at every edge: no thread, socket, channel,
+/// inotify or database. Clients are lines in and lines out. Time moves only when a test
+/// advances it.
 final class EngineHarness {
     let loop: EmbeddedEventLoop
     let watcher = FakeWatcher()
@@ -116,10 +117,14 @@ final class EngineHarness {
         engine.watcher = watcher
     }
 
+    /// A connection that has not said HELLO.
+    func stranger() -> FakeClient {
+        FakeClient(engine: engine, loop: loop)
+    }
+
     /// A connection that has said HELLO.
     func connect(role: String = "viewer", name: String = "test", hello extra: String = "") throws -> FakeClient {
-        let session = Session(engine: engine, id: engine.makeSessionID(), peerPID: 1, allocator: ByteBufferAllocator())
-        let client = FakeClient(channel: EmbeddedChannel(handler: session, loop: loop))
+        let client = stranger()
         let answer = try client.request("HELLO proto=1 role=\(role) name=\(name)\(extra)")
         guard answer.last?.hasPrefix("OK") == true else { throw HarnessError("HELLO: \(answer)") }
         return client
@@ -154,15 +159,75 @@ struct HarnessError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// One client connection: lines in, lines out.
-final class FakeClient {
-    let channel: EmbeddedChannel
-    private var nextTag = 1
+/// Lines as a client reads them: what came (in chunks, as a connection writes them) split at
+/// LF, taken by tag or as pushes.
+struct ReceivedLines {
     private var partial = ""
     /// Lines received and not yet taken.
     private var inbox: [String] = []
 
-    init(channel: EmbeddedChannel) { self.channel = channel }
+    mutating func received(_ text: String) {
+        partial += text
+        var complete = partial.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        partial = complete.removeLast()
+        inbox += complete
+    }
+
+    /// Every line received and not yet taken.
+    mutating func all() -> [String] {
+        defer { inbox = [] }
+        return inbox
+    }
+
+    /// The lines received so far for `tag`, without it.
+    mutating func answer(_ tag: String) -> [String] {
+        let mine = inbox.filter { $0.hasPrefix(tag + " ") }
+        inbox.removeAll { $0.hasPrefix(tag + " ") }
+        return mine.map { String($0.dropFirst(tag.count + 1)) }
+    }
+
+    /// Pushes received so far (`* ...`), without the star.
+    mutating func pushes() -> [String] {
+        let mine = inbox.filter { $0.hasPrefix("* ") }
+        inbox.removeAll { $0.hasPrefix("* ") }
+        return mine.map { String($0.dropFirst(2)) }
+    }
+}
+
+/// One client, with no channel: its reads go to the engine as a session hands them over (the
+/// same LineReader), and the engine's output comes back here as the outbox hands it out.
+final class FakeClient: ClientConnection {
+    let engine: Engine
+    let id: Int
+    let loop: EmbeddedEventLoop
+    private var reader = LineReader()
+    private var received = ReceivedLines()
+    private var nextTag = 1
+    /// The engine closed it (`BYE`), or the peer went away.
+    private(set) var isOpen = true
+
+    init(engine: Engine, loop: EmbeddedEventLoop) {
+        self.engine = engine
+        self.loop = loop
+        id = engine.makeSessionID()
+        engine.opened(id, peerPID: 1, connection: self)
+    }
+
+    // MARK: The engine's side (ClientConnection)
+
+    func write(_ chunk: ByteBuffer) {
+        received.received(String(buffer: chunk))
+    }
+
+    /// As a channel does, the connection's end reaches the engine on a later turn of the loop.
+    func close() {
+        guard isOpen else { return }
+        isOpen = false
+        let (engine, id) = (engine, id)
+        loop.execute { engine.closed(id) }
+    }
+
+    // MARK: The client's side
 
     /// Sends one request line (tag added); returns the tag.
     @discardableResult
@@ -173,26 +238,21 @@ final class FakeClient {
         return tag
     }
 
-    /// Raw bytes, as one read: the session frames them itself.
+    /// Raw bytes, as one read: framed as a session frames them.
     func write(_ bytes: String) {
-        try? channel.writeInbound(ByteBuffer(string: bytes))
+        guard isOpen else { return }
+        reader.read(ByteBuffer(string: bytes), line: { engine.received($0, from: id) }, tooLong: { engine.tooLong(id) })
+        engine.readComplete(id)
     }
 
-    private func receive() {
-        while let buffer = try? channel.readOutbound(as: ByteBuffer.self) {
-            partial += String(buffer: buffer)
-        }
-        var complete = partial.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        partial = complete.removeLast()
-        inbox += complete
+    /// The client reads its output too slowly (false), or again (true): the connection's
+    /// writability, as a channel reports it.
+    func setWritable(_ writable: Bool) {
+        engine.writabilityChanged(id, writable: writable)
     }
 
     /// Every line received and not yet taken.
-    func lines() -> [String] {
-        receive()
-        defer { inbox = [] }
-        return inbox
-    }
+    func lines() -> [String] { received.all() }
 
     /// Sends a request; its answer's lines, without the tag. Pushes stay for `pushes()`.
     func request(_ request: String) throws -> [String] {
@@ -201,25 +261,15 @@ final class FakeClient {
     }
 
     /// The lines received so far for `tag`, without it.
-    func answer(_ tag: String) -> [String] {
-        receive()
-        let mine = inbox.filter { $0.hasPrefix(tag + " ") }
-        inbox.removeAll { $0.hasPrefix(tag + " ") }
-        return mine.map { String($0.dropFirst(tag.count + 1)) }
-    }
+    func answer(_ tag: String) -> [String] { received.answer(tag) }
 
     /// Pushes received so far (`* ...`), without the star.
-    func pushes() -> [String] {
-        receive()
-        let mine = inbox.filter { $0.hasPrefix("* ") }
-        inbox.removeAll { $0.hasPrefix("* ") }
-        return mine.map { String($0.dropFirst(2)) }
-    }
+    func pushes() -> [String] { received.pushes() }
 
-    /// The peer goes away. Not `finish()`: that cancels every task scheduled on the shared
-    /// loop, the engine's timers included.
-    func close() {
-        channel.close(promise: nil)
-        channel.embeddedEventLoop.run()
+    /// The peer goes away. The loop runs what is due, as a channel's close makes it.
+    func disconnect() {
+        isOpen = false
+        engine.closed(id)
+        loop.run()
     }
 }
