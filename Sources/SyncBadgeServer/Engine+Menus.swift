@@ -232,7 +232,7 @@ extension Engine {
             }.joined(separator: "; ")
             outbox.ok(c, req.tag) { $0.option("message", text) }
         case BuiltinMenu.ignore, BuiltinMenu.unignore:
-            editIgnoreFile(req, c, sel, ignore: actionID == BuiltinMenu.ignore)
+            return editIgnoreFile(req, c, sel, ignore: actionID == BuiltinMenu.ignore)
         default:
             guard let provider = roots.claimant(of: sel.root), clients.isActive(provider) else {
                 outbox.error(c, req.tag, "no-provider", message: Array("no sync engine has claimed \(PathBytes.display(sel.root))".utf8))
@@ -319,16 +319,17 @@ extension Engine {
     }
 
     /// The built-in Ignore / Stop ignoring: edit the root's ignore file; the watcher sees the
-    /// edit and the rules apply as for any other edit.
-    func editIgnoreFile(_ req: WireRequest, _ c: Clients.ID, _ sel: Selection, ignore: Bool) {
-        guard let root = roots[sel.root] else { return }
+    /// edit and the rules apply as for any other edit. The file is written on the store's
+    /// thread, not the event loop; false while it is (the client's later requests wait).
+    func editIgnoreFile(_ req: WireRequest, _ c: Clients.ID, _ sel: Selection, ignore: Bool) -> Bool {
+        guard let root = roots[sel.root] else { return true }
         let rels = sel.nodes.compactMap { n -> [UInt8]? in
             let r = tree.relativePath(n)
             return r.isEmpty ? nil : r
         }
         guard rels.count == sel.nodes.count else {
             outbox.error(c, req.tag, "bad-request", message: Array("a root cannot ignore itself".utf8))
-            return
+            return true
         }
         let current = root.ignoreFile ?? []
         let defaults = root.ignoreDefaults
@@ -340,15 +341,29 @@ extension Engine {
                     .matches(rel.split(separator: PathBytes.slash), isDir: kinds[rel] == .dir)
             }
         let file = PathBytes.join(sel.root, IgnoreRules.fileName)
-        if let err = Self.writeFile(file, updated) {
-            outbox.error(c, req.tag, "internal", message: Array("cannot write \(PathBytes.display(file)): \(err)".utf8))
-            return
+        let rootPath = sel.root
+        storeWork {
+            Self.writeFile(file, updated)
+        }.assumeIsolated().whenComplete { result in
+            let failure: String?
+            switch result {
+            case .success(let err): failure = err
+            case .failure(let e): failure = "\(e)"
+            }
+            if failure == nil { _ = self.roots.ignoreFileChanged(rootPath, contents: updated) }
+            guard self.clients.isActive(c) else { return }
+            if let failure {
+                self.outbox.error(c, req.tag, "internal", message: Array("cannot write \(PathBytes.display(file)): \(failure)".utf8))
+            } else {
+                self.outbox.ok(c, req.tag)
+            }
+            self.resume(c)
         }
-        _ = roots.ignoreFileChanged(sel.root, contents: updated)
-        outbox.ok(c, req.tag)
+        return false
     }
 
     /// Writes a small file in place (no temporary file: its rename would show up as a change).
+    /// Runs on the store's thread.
     static func writeFile(_ path: [UInt8], _ bytes: [UInt8]) -> String? {
         let fd = path.withCString { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644) }
         guard fd >= 0 else { return String(cString: strerror(errno)) }

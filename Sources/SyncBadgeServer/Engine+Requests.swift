@@ -48,14 +48,18 @@ extension Engine {
         case .malformed(let tag):
             outbox.error(c, tag, "bad-request")
         case .request(let request):
+            // Waiting from the start: an answer that comes at once (store work that completes
+            // before `handle` returns) resumes the queue itself.
+            clients[c]?.requests.waiting = true
+            let answered: Bool
             if request.verb == Verb.set.rawValue && client.role == .provider {
                 // Pipelined SETs share one barrier and one commit.
                 let sets = [request] + (clients[c]?.requests.takeSets() ?? [])
-                let answered = handleSets(sets, from: c)
-                clients[c]?.requests.waiting = !answered
-            } else if !handle(request, from: c) {
-                clients[c]?.requests.waiting = true
+                answered = handleSets(sets, from: c)
+            } else {
+                answered = handle(request, from: c)
             }
+            if answered { clients[c]?.requests.waiting = false }
         }
     }
 
@@ -99,7 +103,7 @@ extension Engine {
         case .roots: roots(req, c)
         case .badges: badgesList(req, c)
         case .stats: stats(req, c)
-        case .status: status(req, c)
+        case .status: return status(req, c)
         case .list: list(req, c, observe: false)
         case .observe: list(req, c, observe: true)
         case .unobserve: unobserve(req, c)
@@ -196,22 +200,49 @@ extension Engine {
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
-    func status(_ req: WireRequest, _ c: Clients.ID) {
-        guard let paths = paths(req, c) else { return }
-        var lines: [WireLine] = []
+    /// `STATUS`. A path outside every root is looked up on disk (its kind), on the store's
+    /// thread: the event loop never waits for the file system. Returns false while it is.
+    func status(_ req: WireRequest, _ c: Clients.ID) -> Bool {
+        guard let paths = paths(req, c) else { return true }
+        var lines: [WireLine?] = []
+        var outside: [[UInt8]] = []
         for p in paths {
             if tree.root(containing: p) != nil {
                 guard let id = tree.find(p) else {
                     outbox.error(c, req.tag, "not-found", message: p)
-                    return
+                    return true
                 }
                 lines.append(tree.view(id, path: p).wireLine(head: req.tag))
             } else {
-                lines.append(ItemView.outsideLine(head: req.tag, path: p, kind: files.lstat(p)?.kind ?? .gone))
+                lines.append(nil)
+                outside.append(p)
             }
         }
-        for l in lines { outbox.write(c, l) }
-        outbox.ok(c, req.tag)
+        guard !outside.isEmpty else {
+            for case let l? in lines { outbox.write(c, l) }
+            outbox.ok(c, req.tag)
+            return true
+        }
+        let files = self.files
+        let lookups = outside
+        storeWork {
+            lookups.map { files.lstat($0)?.kind ?? .gone }
+        }.assumeIsolated().whenComplete { result in
+            guard self.clients.isActive(c) else { return }
+            // The pool stopped (the daemon is on its way out): what cannot be looked at is gone.
+            var kinds = ((try? result.get()) ?? lookups.map { _ in .gone }).makeIterator()
+            var outsidePaths = lookups.makeIterator()
+            for l in lines {
+                if let l {
+                    self.outbox.write(c, l)
+                } else if let p = outsidePaths.next(), let kind = kinds.next() {
+                    self.outbox.write(c, ItemView.outsideLine(head: req.tag, path: p, kind: kind))
+                }
+            }
+            self.outbox.ok(c, req.tag)
+            self.resume(c)
+        }
+        return false
     }
 
     /// The existing directory at `path`, or nil with the error sent.

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOEmbedded
 import Testing
@@ -283,5 +284,44 @@ import SyncBadgeWatcher
         // Nothing after it is read.
         viewer.write("\n2 PING\n")
         #expect(viewer.lines() == [])
+    }
+
+    /// A path outside every root is looked up on disk by the store's thread, not the event
+    /// loop: its answer, and the requests behind it, wait for that thread.
+    @Test func statusOutsideTheRootsLooksAtTheDiskOffTheLoop() throws {
+        let runner = QueuedStoreRunner()
+        let h = try EngineHarness(storeRunner: runner)
+        let viewer = try h.connect()
+        let status = viewer.send("STATUS /elsewhere")
+        let ping = viewer.send("PING")
+        #expect(viewer.lines() == [] && runner.pending == 1)
+        runner.runAll()
+        #expect(viewer.lines() == ["\(status) ITEM /elsewhere outside badge=outside kind=file", "\(status) OK", "\(ping) OK"])
+    }
+
+    /// The built-in Ignore writes the root's ignore file on the store's thread; the action is
+    /// answered once it is written, and the requests behind it after.
+    @Test func theIgnoreActionWritesTheFileOffTheLoop() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("engine-ignore-\(UInt32.random(in: 0...UInt32.max))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let runner = QueuedStoreRunner()
+        let h = try EngineHarness(storeRunner: runner)
+        let admin = try h.connect(role: "admin")
+        let add = admin.send("ADD-ROOT \(dir)")
+        var scan = ScanTree()
+        scan.append(parent: -1, name: Array("a.log".utf8), kind: .file)
+        h.engine.apply([.rootAdded(root: Array(dir.utf8), token: try #require(h.watcher.lastAddRootToken),
+                                   result: .success(RootScan(scan: scan, ignoreFile: nil, watches: 1, degraded: nil)))])
+        runner.runAll()
+        #expect(admin.answer(add) == ["OK"])
+        let viewer = try h.connect()
+        let action = viewer.send("ACTION syncbadge.ignore \(dir)/a.log")
+        let ping = viewer.send("PING")
+        let file = dir + "/.syncbadgeignore"
+        #expect(viewer.lines() == [] && !FileManager.default.fileExists(atPath: file))
+        runner.runAll()
+        #expect(viewer.lines() == ["\(action) OK", "\(ping) OK"])
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "/a.log\n")
     }
 }

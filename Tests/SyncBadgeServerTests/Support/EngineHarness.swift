@@ -84,6 +84,25 @@ struct InlineStoreRunner: StoreRunner {
     }
 }
 
+/// Store work held until a test runs it, as the store's thread would run it later: what the
+/// engine hands it must not be done on the event loop meanwhile.
+final class QueuedStoreRunner: StoreRunner {
+    private let work = Mutex<[@Sendable () -> Void]>([])
+
+    func run<T: Sendable>(on loop: EventLoop, _ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
+        let promise = loop.makePromise(of: T.self)
+        work.withLock { $0.append { promise.completeWith(Result { try body() }) } }
+        return promise.futureResult
+    }
+
+    var pending: Int { work.withLock { $0.count } }
+
+    /// Runs what was handed over so far, in order; the results reach the engine's loop.
+    func runAll() {
+        for w in work.withLock({ w in defer { w = [] }; return w }) { w() }
+    }
+}
+
 /// Every path is a file with the same identity.
 struct FakeFiles: FileInspector {
     func lstat(_ path: [UInt8]) -> (kind: EntryKind, identity: FileIdentity)? {
@@ -109,10 +128,11 @@ final class EngineHarness {
     let store: FakeStore
     let engine: Engine
 
-    init(store: FakeStore = FakeStore(), loop: EmbeddedEventLoop = EmbeddedEventLoop()) throws {
+    init(store: FakeStore = FakeStore(), storeRunner: any StoreRunner = InlineStoreRunner(),
+         loop: EmbeddedEventLoop = EmbeddedEventLoop()) throws {
         self.loop = loop
         self.store = store
-        engine = try Engine(loop: loop, store: store, storeRunner: InlineStoreRunner(), files: FakeFiles(),
+        engine = try Engine(loop: loop, store: store, storeRunner: storeRunner, files: FakeFiles(),
                             badges: [], privatePaths: [], clock: LoopWallClock(loop: loop), logger: Logger(label: "engine-tests"))
         engine.watcher = watcher
     }
