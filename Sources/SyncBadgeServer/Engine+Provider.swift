@@ -93,7 +93,8 @@ extension Engine {
         var dropped: [(StateTree.NodeID, [UInt8])] = []
         switch tree.set(path, set, identify: { p in
             stated.append(p)
-            return files.lstat(p)?.identity
+            // Read on the store's thread before the barrier's SETs were applied (Engine.apply).
+            return ingest.identities[p] ?? nil
         }, applied: { changed.append($0) }, dropping: { dropped.append(($0, $1)) }) {
         case .notFound:
             return fail("not-found", path)

@@ -67,6 +67,8 @@ final class Engine {
     /// SETs behind their barrier, settling files, and the group commit (SetPipeline).
     var sets = SetPipeline<SetGroup, (Result<Void, Error>) -> Void>()
     var commitRetry: Scheduled<Void>?
+    /// Watcher events not applied yet, and the identities read for them (EventQueue).
+    var ingest = EventQueue()
     /// Who holds each `syncing` and until when: its connection, a lease, or the hold after a
     /// restart (protocol 1.2, "Released states").
     var releases: SyncingReleases

@@ -76,6 +76,11 @@ struct SetPipeline<Group, Waiter> {
         return (groups, takeWaiting())
     }
 
+    /// The groups the barrier `token` would hand over (`barrierReached`), without taking them.
+    func groups(releasedBy token: UInt64) -> [Group]? {
+        token == outstanding && !atBarrier.isEmpty ? atBarrier : nil
+    }
+
     /// Entries just set synced start settling; returns the barrier token that ends it (to ask
     /// the watcher for), or nil when there are none.
     mutating func settle(_ nodes: [StateTree.NodeID]) -> UInt64? {

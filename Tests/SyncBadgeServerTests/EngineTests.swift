@@ -324,4 +324,39 @@ import SyncBadgeWatcher
         #expect(viewer.lines() == ["\(action) OK", "\(ping) OK"])
         #expect(try String(contentsOfFile: file, encoding: .utf8) == "/a.log\n")
     }
+
+    /// A change to a synced file has its identity read on the store's thread, not the event
+    /// loop; the events after it wait for the read, requests are answered meanwhile, and an
+    /// identity that did not change changes nothing.
+    @Test func aSyncedFilesIdentityIsReadOffTheLoopAndLaterEventsWaitForIt() throws {
+        let runner = QueuedStoreRunner()
+        let disk = FakeDisk()
+        let h = try EngineHarness(storeRunner: runner, files: disk)
+        try h.addRoot(files: ["a", "b", "c"])
+        let provider = try h.connect(role: "provider")
+        let set = provider.send("SET synced /r/a")
+        h.passBarriers()
+        // The SET waits for the file's identity, read on the store's thread.
+        #expect(provider.answer(set) == [] && runner.pending == 1)
+        h.runUntilIdle()
+        #expect(provider.answer(set).first?.hasPrefix("OK gen=") == true)
+        let viewer = try h.connect()
+        // Unchanged on disk (metadata noise): still synced, once the read is back.
+        h.engine.apply([.changed(path: Array("/r/a".utf8), kind: .file, what: .attrib)])
+        #expect(runner.pending == 1)
+        h.runUntilIdle()
+        #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a synced") == true)
+        // Written: pending, and the deletion queued behind it waits for the read.
+        disk.write("/r/a")
+        h.engine.apply([.changed(path: Array("/r/a".utf8), kind: .file, what: .modify),
+                        .deleted(path: Array("/r/b".utf8), wasDirectory: false)])
+        #expect(runner.pending == 1)
+        #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a synced") == true)
+        #expect(try viewer.request("STATUS /r/b").first?.hasPrefix("ITEM /r/b unknown") == true)
+        h.engine.apply([.changed(path: Array("/r/c".utf8), kind: .file, what: .modify)])
+        h.runUntilIdle()
+        #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a pending") == true)
+        #expect(try viewer.request("STATUS /r/b").first?.hasPrefix("ITEM /r/b pending") == true)
+        #expect(try viewer.request("STATUS /r/c").first?.hasPrefix("ITEM /r/c pending") == true)
+    }
 }

@@ -110,6 +110,21 @@ struct FakeFiles: FileInspector {
     }
 }
 
+/// Files whose identity a test changes, as a write does; every other path is a file with the
+/// same identity.
+final class FakeDisk: FileInspector {
+    private let written = Mutex<[[UInt8]: Int64]>([:])
+
+    func lstat(_ path: [UInt8]) -> (kind: EntryKind, identity: FileIdentity)? {
+        let n = written.withLock { $0[path] ?? 1 }
+        return (.file, FileIdentity(inode: 1, size: 1, mtimeNs: n, ctimeNs: n))
+    }
+
+    func write(_ path: String) {
+        written.withLock { $0[Array(path.utf8), default: 1] += 1 }
+    }
+}
+
 /// Wall-clock time that moves with the embedded loop's clock, from a fixed start.
 struct LoopWallClock: WallClock {
     static let startMs: Int64 = 1_800_000_000_000
@@ -128,11 +143,15 @@ final class EngineHarness {
     let store: FakeStore
     let engine: Engine
 
-    init(store: FakeStore = FakeStore(), storeRunner: any StoreRunner = InlineStoreRunner(),
+    /// Store work held for the test to run, when the harness has it.
+    let queued: QueuedStoreRunner?
+
+    init(store: FakeStore = FakeStore(), storeRunner: any StoreRunner = InlineStoreRunner(), files: any FileInspector = FakeFiles(),
          loop: EmbeddedEventLoop = EmbeddedEventLoop()) throws {
         self.loop = loop
         self.store = store
-        engine = try Engine(loop: loop, store: store, storeRunner: storeRunner, files: FakeFiles(),
+        queued = storeRunner as? QueuedStoreRunner
+        engine = try Engine(loop: loop, store: store, storeRunner: storeRunner, files: files,
                             badges: [], privatePaths: [], clock: LoopWallClock(loop: loop), logger: Logger(label: "engine-tests"))
         engine.watcher = watcher
     }
@@ -158,6 +177,7 @@ final class EngineHarness {
         var scan = ScanTree()
         for n in names { scan.append(parent: -1, name: Array(n.utf8), kind: .file) }
         engine.apply([.rootAdded(root: Array(root.utf8), token: token, result: .success(RootScan(scan: scan, ignoreFile: nil, watches: 1, degraded: nil)))])
+        while let q = queued, q.pending > 0 { q.runAll() }
         let answer = admin.answer(tag)
         guard answer == ["OK"] else { throw HarnessError("ADD-ROOT: \(answer)") }
     }
@@ -170,6 +190,15 @@ final class EngineHarness {
         while !tokens.isEmpty {
             for token in tokens { engine.apply([.barrier(token: token)]) }
             tokens = watcher.takeBarriers()
+        }
+    }
+
+    /// Barriers answered and held store work run, until neither is left.
+    func runUntilIdle() {
+        passBarriers()
+        while let q = queued, q.pending > 0 {
+            q.runAll()
+            passBarriers()
         }
     }
 }
