@@ -52,6 +52,6 @@ struct PlainStatus {
 extension Engine {
     /// True when the line was answered here.
     func fastStatus(_ buffer: ByteBuffer, _ c: Clients.ID) -> Bool {
-        plainStatus.answer(buffer, tree: &tree) { outbox.writeLines(c, $0) }
+        scratch.plainStatus.answer(buffer, tree: &tree) { outbox.writeLines(c, $0) }
     }
 }

@@ -27,7 +27,7 @@ extension Engine {
             return
         }
         let badge = Badge(id: String(decoding: id, as: UTF8.self), label: label, glyph: glyph, ascii: ascii, color: color, image: image)
-        if let i = badges.firstIndex(where: { $0.id == badge.id }) { badges[i] = badge } else { badges.append(badge) }
+        if let i = settings.badges.firstIndex(where: { $0.id == badge.id }) { settings.badges[i] = badge } else { settings.badges.append(badge) }
         outbox.ok(c, req.tag)
         // Every client refreshes its badge cache (1.1, `badge-push`).
         let line = badge.wireLine(tag: "*")
@@ -255,7 +255,7 @@ extension Engine {
         for p in paths { line.field(p) }
         line.option("from", clients[c]?.name ?? "")
         if wantsReply {
-            let token = replies.delivered(client: c, tag: req.tag, provider: provider, now: loop.now)
+            let token = outstanding.replies.delivered(client: c, tag: req.tag, provider: provider, now: loop.now)
             line.word("reply=" + token)
             armReplyTimer()
         }
@@ -274,7 +274,7 @@ extension Engine {
             return
         }
         let token = req.fields[0].string
-        guard let reply = replies.answered(token, by: c, message: req.options["message"], failed: req.option("failed") == "1") else {
+        guard let reply = outstanding.replies.answered(token, by: c, message: req.options["message"], failed: req.option("failed") == "1") else {
             outbox.error(c, req.tag, "not-found", message: Array("no answer is awaited for \(token) from this connection".utf8))
             return
         }
@@ -304,18 +304,18 @@ extension Engine {
 
     /// One timer for the earliest awaited answer; none while no answer is awaited.
     func armReplyTimer() {
-        let next = replies.nextDeadline
-        if let t = replyTimer, t.at == next { return }
-        replyTimer?.task.cancel()
-        replyTimer = nil
-        guard let next, !shuttingDown else { return }
+        let next = outstanding.replies.nextDeadline
+        if let t = outstanding.replyTimer, t.at == next { return }
+        outstanding.replyTimer?.task.cancel()
+        outstanding.replyTimer = nil
+        guard let next, !outstanding.shuttingDown else { return }
         let task = loop.assumeIsolated().scheduleTask(deadline: next) {
-            self.replyTimer = nil
-            self.sendReplies(self.replies.expired(now: self.loop.now))
+            self.outstanding.replyTimer = nil
+            self.sendReplies(self.outstanding.replies.expired(now: self.loop.now))
             self.armReplyTimer()
             self.deliver()
         }
-        replyTimer = (task, next)
+        outstanding.replyTimer = (task, next)
     }
 
     /// The built-in Ignore / Stop ignoring: edit the root's ignore file; the watcher sees the

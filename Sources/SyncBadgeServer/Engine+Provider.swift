@@ -106,9 +106,9 @@ extension Engine {
             line.word("OK")
             line.word("gen=\(gen)")
             // A tombstone whose deletion is synced goes, and with it whatever held it.
-            for (node, p) in dropped where releases.dropped(node) != nil {
+            for (node, p) in dropped where outstanding.releases.dropped(node) != nil {
                 guard let root = tree.root(containing: p)?.path, let rel = PathBytes.relativeComponents(p, under: root) else { continue }
-                leaseRows.append(StoreChanges.Lease(root: root, relativePath: Array(rel.joined(separator: [PathBytes.slash])), untilMs: nil))
+                outstanding.leaseRows.append(StoreChanges.Lease(root: root, relativePath: Array(rel.joined(separator: [PathBytes.slash])), untilMs: nil))
             }
             noteSyncing(changed, set.state, by: c, leaseMs: leaseMs)
         }
@@ -121,25 +121,25 @@ extension Engine {
     /// ignored entries, which keep their holder): its connection, or a lease. Any SET ends the
     /// lease or the restart hold it had.
     func noteSyncing(_ changed: [StateTree.NodeID], _ state: SyncState, by c: Clients.ID, leaseMs: Int64?) {
-        let leases = releases.set(changed, state: state, by: c, leaseMs: leaseMs, nowMs: clock.nowMs())
+        let leases = outstanding.releases.set(changed, state: state, by: c, leaseMs: leaseMs, nowMs: ports.clock.nowMs())
         for l in leases { storeLease(l) }
         // Paths that left `syncing` by a local change, or were removed, meanwhile.
-        releases.prune { tree.isLive($0) && tree.record($0).state == .syncing }
+        outstanding.releases.prune { tree.isLive($0) && tree.record($0).state == .syncing }
         armReleaseTimer()
     }
 
     /// A lease row for the next group commit.
     func storeLease(_ change: SyncingReleases.LeaseChange) {
         guard tree.isLive(change.node), let root = tree.root(containing: tree.path(change.node))?.path else { return }
-        leaseRows.append(StoreChanges.Lease(root: root, relativePath: tree.relativePath(change.node), untilMs: change.untilMs))
+        outstanding.leaseRows.append(StoreChanges.Lease(root: root, relativePath: tree.relativePath(change.node), untilMs: change.untilMs))
     }
 
     /// A provider's connection closed while the daemon runs: every path still `syncing` as it
     /// set it without a lease returns to `pending` (same gen, progress cleared, a message saying
     /// why), so no badge stays "syncing" for an engine that is gone (protocol 1.1).
     func releaseSyncing(of c: Clients.ID, name: String) {
-        let mine = releases.connectionClosed(c)
-        guard !shuttingDown else { return }
+        let mine = outstanding.releases.connectionClosed(c)
+        guard !outstanding.shuttingDown else { return }
         release(mine, .engineGone(name: name))
     }
 
@@ -160,41 +160,41 @@ extension Engine {
         var leases: [StateTree.NodeID: Int64] = [:]
         for l in stored {
             let path = l.relativePath.isEmpty ? l.root : PathBytes.join(l.root, l.relativePath)
-            if let id = tree.find(path), let until = l.untilMs { leases[id] = until } else { leaseRows.append(StoreChanges.Lease(root: l.root, relativePath: l.relativePath, untilMs: nil)) }
+            if let id = tree.find(path), let until = l.untilMs { leases[id] = until } else { outstanding.leaseRows.append(StoreChanges.Lease(root: l.root, relativePath: l.relativePath, untilMs: nil)) }
         }
-        let (expired, forget) = releases.restored(syncing: tree.syncingEntries(), leases: leases, nowMs: clock.nowMs())
+        let (expired, forget) = outstanding.releases.restored(syncing: tree.syncingEntries(), leases: leases, nowMs: ports.clock.nowMs())
         for node in forget + expired { storeLease(.init(node: node, untilMs: nil)) }
         release(expired, .leaseRanOut)
-        if !leaseRows.isEmpty { scheduleCommit() }
+        if !outstanding.leaseRows.isEmpty { scheduleCommit() }
         armReleaseTimer()
     }
 
     /// One timer for the earliest lease or hold; none while nothing is outstanding (so an idle
     /// daemon has no timer).
     func armReleaseTimer() {
-        let next = releases.nextDeadlineMs
-        if let t = releaseTimer, t.atMs == next { return }
-        releaseTimer?.task.cancel()
-        releaseTimer = nil
-        guard let next, !shuttingDown else { return }
+        let next = outstanding.releases.nextDeadlineMs
+        if let t = outstanding.releaseTimer, t.atMs == next { return }
+        outstanding.releaseTimer?.task.cancel()
+        outstanding.releaseTimer = nil
+        guard let next, !outstanding.shuttingDown else { return }
         // At most a minute at a time: the loop's clock stops while the machine sleeps, and a
         // lease runs in wall-clock time (the firing checks the wall clock again).
-        let delay = min(60_000, max(0, next - clock.nowMs()))
+        let delay = min(60_000, max(0, next - ports.clock.nowMs()))
         let task = loop.assumeIsolated().scheduleTask(in: .milliseconds(delay)) {
-            self.releaseTimer = nil
+            self.outstanding.releaseTimer = nil
             self.releaseTimerFired()
         }
-        releaseTimer = (task, next)
+        outstanding.releaseTimer = (task, next)
     }
 
     func releaseTimerFired() {
-        let due = releases.fired(nowMs: clock.nowMs())
+        let due = outstanding.releases.fired(nowMs: ports.clock.nowMs())
         for (node, reason) in due where reason == .leaseRanOut { storeLease(.init(node: node, untilMs: nil)) }
         let leased = due.filter { $0.reason == .leaseRanOut }.map(\.node)
         let held = due.filter { $0.reason == .engineDidNotComeBack }.map(\.node)
         release(leased, .leaseRanOut)
         release(held, .engineDidNotComeBack)
-        if !leaseRows.isEmpty { scheduleCommit() }
+        if !outstanding.leaseRows.isEmpty { scheduleCommit() }
         armReleaseTimer()
     }
 
@@ -209,7 +209,7 @@ extension Engine {
         outbox.ok(c, req.tag)
         pushRoot(p)
         if let push = clients.toolbars.unclaimed(c) { pushToolbar(push) }
-        let mine = releases.unclaimed(c) { tree.isLive($0) && tree.isInSubtree($0, of: rootNode) }
+        let mine = outstanding.releases.unclaimed(c) { tree.isLive($0) && tree.isInSubtree($0, of: rootNode) }
         release(mine, .unclaimed(name: clients[c]?.name ?? ""))
     }
 
@@ -219,12 +219,12 @@ extension Engine {
     /// change made so far; changes made while a commit is in flight wait for the next one.
     /// A failed transaction is kept and written again (SetPipeline).
     func scheduleCommit(_ done: ((Result<Void, Error>) -> Void)? = nil) {
-        guard sets.commitWanted(done, hasChanges: tree.hasStoreChanges || !leaseRows.isEmpty) else { return }
+        guard sets.commitWanted(done, hasChanges: tree.hasStoreChanges || !outstanding.leaseRows.isEmpty) else { return }
         var fresh = tree.drainStoreChanges()
-        fresh.leases = leaseRows
-        leaseRows = []
+        fresh.leases = outstanding.leaseRows
+        outstanding.leaseRows = []
         let (batches, waiters) = sets.begin(fresh: fresh)
-        let store = self.store
+        let store = self.ports.store
         storeWork {
             if !batches.isEmpty { try store.commit(batches) }
         }.assumeIsolated().whenComplete { result in
@@ -240,8 +240,8 @@ extension Engine {
             switch next {
             case .commitAgain: self.scheduleCommit()
             case .retry(let delay):
-                self.commitRetry = self.loop.assumeIsolated().scheduleTask(in: delay) {
-                    self.commitRetry = nil
+                self.outstanding.commitRetry = self.loop.assumeIsolated().scheduleTask(in: delay) {
+                    self.outstanding.commitRetry = nil
                     self.sets.retryFired()
                     self.scheduleCommit()
                 }

@@ -140,7 +140,7 @@ extension Engine {
         outbox.ok(c, req.tag) { line in
             line.word("proto=1")
             line.option("server", Engine.serverName)
-            line.word("epoch=" + epoch)
+            line.word("epoch=" + settings.epoch)
             line.word("caps=" + Engine.capabilities)
         }
     }
@@ -166,7 +166,7 @@ extension Engine {
     // MARK: Queries
 
     func badgesList(_ req: WireRequest, _ c: Clients.ID) {
-        for b in badges { outbox.write(c, b.wireLine(tag: req.tag)) }
+        for b in settings.badges { outbox.write(c, b.wireLine(tag: req.tag)) }
         outbox.ok(c, req.tag)
     }
 
@@ -223,7 +223,7 @@ extension Engine {
             outbox.ok(c, req.tag)
             return true
         }
-        let files = self.files
+        let files = ports.files
         let lookups = outside
         storeWork {
             lookups.map { files.lstat($0)?.kind ?? .gone }
@@ -273,15 +273,15 @@ extension Engine {
             if childPath != [PathBytes.slash] { childPath.append(PathBytes.slash) }
             let base = childPath.count
             let head = Array(req.tag.utf8)
-            listOut.removeAll(keepingCapacity: true)
+            scratch.listOut.removeAll(keepingCapacity: true)
             for child in children {
                 childPath.removeSubrange(base...)
                 tree.appendName(child, to: &childPath)
-                tree.appendItemLine(child, path: childPath[...], head: head[...], into: &listOut)
+                tree.appendItemLine(child, path: childPath[...], head: head[...], into: &scratch.listOut)
             }
-            outbox.writeLines(c, listOut)
+            outbox.writeLines(c, scratch.listOut)
             // A big listing's buffer is not kept for the daemon's whole life.
-            if listOut.capacity > 1 << 16 { listOut = [] }
+            if scratch.listOut.capacity > 1 << 16 { scratch.listOut = [] }
         }
         if observe {
             clients.observers.observe(id, by: c)

@@ -46,17 +46,17 @@ extension Engine {
     private func beginRestoring(_ stored: StoredRoot, entries: Int) -> UInt64 {
         let (token, rules) = registerRoot(stored.path, ignoreDefaults: stored.ignoreDefaults,
                                           scan: .init(client: nil, tag: "", restored: true))
-        restoring = tree.beginRestore(path: stored.path, rules: rules, entries: entries)
+        roots.restoring = tree.beginRestore(path: stored.path, rules: rules, entries: entries)
         return token
     }
 
     private func restoreChunk(_ entries: StoredEntries) {
-        tree.restore(entries, into: &restoring!)
+        tree.restore(entries, into: &roots.restoring!)
     }
 
     private func finishRestoring(_ path: [UInt8], entries: Int) {
-        guard let restore = restoring else { return }
-        restoring = nil
+        guard let restore = roots.restoring else { return }
+        roots.restoring = nil
         tree.finishRestore(restore)
         logger.info("loaded stored states", metadata: ["root": "\(PathBytes.display(path))", "entries": "\(entries)"])
     }
@@ -87,7 +87,7 @@ extension Engine {
 
     func rules(for root: [UInt8], file: [UInt8]?, defaults: Bool) -> IgnoreRules {
         var rules = IgnoreRules(fileContents: file, defaults: defaults)
-        for p in privatePaths {
+        for p in settings.privatePaths {
             if let rel = PathBytes.relativeComponents(p, under: root), !rel.isEmpty {
                 rules.ignoreExactly(rel.map(Array.init))
             }
@@ -97,7 +97,7 @@ extension Engine {
 
     func addRoot(_ req: WireRequest, _ c: Clients.ID) -> Bool {
         guard let p = paths(req, c)?.first else { return true }
-        switch roots.check(adding: p, privatePaths: privatePaths) {
+        switch roots.check(adding: p, privatePaths: settings.privatePaths) {
         case .alreadyARoot:
             outbox.ok(c, req.tag)
             return true
@@ -136,7 +136,7 @@ extension Engine {
                 return
             }
             let stored = StoredRoot(path: path, ignoreDefaults: ignoreDefaults)
-            let store = self.store
+            let store = self.ports.store
             // The root row first; its entries follow with the next group commit, once the
             // answer is out.
             sets.rootRowStarted()
@@ -174,7 +174,7 @@ extension Engine {
                 // roots' changes drained with it are pushed as usual.
                 publishChanges()
                 // A group commit may have stored the empty root meanwhile.
-                let store = self.store
+                let store = self.ports.store
                 storeWork { try store.removeRoot(path) }.whenComplete { _ in }
                 pushRootRemoved(path)
                 if let c = pending.client, clients.isActive(c) {
@@ -205,15 +205,15 @@ extension Engine {
         watcher?.removeRoot(p)
         tree.removeRoot(path: p)
         // What held its `syncing` entries goes with them (their lease rows with the root's row).
-        releases.forget { !tree.isLive($0) }
-        leaseRows.removeAll { $0.root == p }
+        outstanding.releases.forget { !tree.isLive($0) }
+        outstanding.leaseRows.removeAll { $0.root == p }
         armReleaseTimer()
         if let owner = claimant, let push = clients.toolbars.unclaimed(owner) { pushToolbar(push) }
         sets.forgetRoot(p)
         clients.rootRemoved(p)
         publishChanges()
         pushRootRemoved(p)
-        let store = self.store
+        let store = self.ports.store
         storeWork {
             try store.removeRoot(p)
         }.assumeIsolated().whenComplete { result in

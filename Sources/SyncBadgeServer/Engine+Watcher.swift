@@ -44,7 +44,7 @@ extension Engine {
     private func lookUp(_ paths: [[UInt8]], covering events: Int) {
         ingest.lookingUp = true
         appliedBatch()
-        let files = self.files
+        let files = ports.files
         storeWork {
             paths.map { files.lstat($0)?.identity }
         }.assumeIsolated().whenComplete { result in

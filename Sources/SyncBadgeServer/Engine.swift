@@ -46,75 +46,47 @@ final class Engine {
 
     let loop: EventLoop
     let logger: Logger
-    let store: any StateStore
-    /// The one thread that writes to the store.
-    let storeRunner: any StoreRunner
-    let files: any FileInspector
-    var badges: [Badge]
-    let epoch: String
-    /// Paths the daemon writes itself (its state directory): ignored inside any root.
-    let privatePaths: [[UInt8]]
-    var watcher: (any WatcherControl)?
-
+    /// The edges: the store and its thread, the file system, the wall clock, the watcher.
+    var ports: Ports
+    /// The server's epoch, its private paths, and the badges.
+    var settings: Settings
     var tree: StateTree
     /// The roots, their scans and claims (RootRegistry).
     var roots = RootRegistry()
     /// Every client by id: role, name, what it follows, its requests (Clients).
     var clients = Clients()
-    /// What each client is to be sent (Outbox), and where it goes: each client's connection.
+    /// What each client is to be sent (Outbox), and the connections it goes to (Delivery).
     var outbox = Outbox()
-    var connections: [Clients.ID: any ClientConnection] = [:]
+    var delivery = Delivery()
     /// SETs behind their barrier, settling files, and the group commit (SetPipeline).
     var sets = SetPipeline<SetGroup, (Result<Void, Error>) -> Void>()
-    var commitRetry: Scheduled<Void>?
+    /// Protocol 1.2's held states and awaited answers, the lease rows to store, and the timers.
+    var outstanding: Outstanding
     /// Watcher events not applied yet, and the identities read for them (EventQueue).
     var ingest = EventQueue()
-    /// Who holds each `syncing` and until when: its connection, a lease, or the hold after a
-    /// restart (protocol 1.2, "Released states").
-    var releases: SyncingReleases
-    /// Its timer, armed only while a lease or a hold is outstanding, and when it fires.
-    var releaseTimer: (task: Scheduled<Void>, atMs: Int64)?
-    /// Lease rows for the next group commit.
-    var leaseRows: [StoreChanges.Lease] = []
-    /// Answers awaited for `ACTION ... reply=1` (protocol 1.2), and their one timer.
-    var replies: ActionReplies
-    var replyTimer: (task: Scheduled<Void>, at: NIODeadline)?
-    /// Wall-clock time, for leases.
-    let clock: any WallClock
-    /// Scratch buffers of `fastStatus`, kept between requests so that it allocates nothing.
-    var plainStatus = PlainStatus()
-    /// The same for `LIST` and `OBSERVE`'s listings.
-    var listOut: [UInt8] = []
-    /// The clients `deliver` hands output to, reused from one delivery to the next; and
-    /// whether a delivery is under way (a write that closes a connection comes back here).
-    var deliveryBatch: [Clients.ID] = []
-    var delivering = false
-    /// Set by `shutdown()`: connections closing then release nothing (states are stored as
-    /// they are and survive the restart).
-    var shuttingDown = false
-    /// The stored root being restored at start, between its chunks (`restoreStoredRoots`).
-    var restoring: StateTree.Restore?
+    /// Buffers of the answers built in place, kept between requests.
+    var scratch = Scratch()
+
+    /// The watcher, once it runs (the daemon starts it after the engine).
+    var watcher: (any WatcherControl)? {
+        get { ports.watcher }
+        set { ports.watcher = newValue }
+    }
 
     init(loop: EventLoop, store: any StateStore, storeRunner: any StoreRunner, files: any FileInspector = DiskFiles(),
          badges: [Badge], privatePaths: [[UInt8]], timers: Timers = Timers(), clock: any WallClock = SystemWallClock(),
          logger: Logger) throws {
         self.loop = loop
-        self.store = store
-        self.storeRunner = storeRunner
-        self.files = files
-        self.badges = badges
-        self.privatePaths = privatePaths
         self.logger = logger
-        self.replies = ActionReplies(timeout: timers.answer)
-        self.releases = SyncingReleases(holdMs: timers.restartHoldMs)
-        self.clock = clock
-        self.epoch = String(UInt32.random(in: 0...UInt32.max), radix: 16).leftPadded(to: 8)
+        self.ports = Ports(store: store, storeRunner: storeRunner, files: files, clock: clock)
+        self.outstanding = Outstanding(releases: SyncingReleases(holdMs: timers.restartHoldMs), replies: ActionReplies(timeout: timers.answer))
+        self.settings = Settings(epoch: String(UInt32.random(in: 0...UInt32.max), radix: 16).leftPadded(to: 8), privatePaths: privatePaths, badges: badges)
         self.tree = StateTree(lastGen: try store.lastGen())
     }
 
     /// Runs store I/O on the store thread; the result comes back on the event loop.
     func storeWork<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
-        storeRunner.run(on: loop, body)
+        ports.storeRunner.run(on: loop, body)
     }
 
     func makeSessionID() -> Int {
@@ -127,19 +99,19 @@ final class Engine {
     func opened(_ id: Clients.ID, peerPID: Int32, connection: any ClientConnection) {
         clients.opened(id, peerPID: peerPID)
         outbox.open(id)
-        connections[id] = connection
+        delivery.connections[id] = connection
     }
 
     func closed(_ id: Clients.ID) {
-        connections.removeValue(forKey: id)
+        delivery.connections.removeValue(forKey: id)
         outbox.closed(id)
         guard let client = clients.closed(id) else { return }
         // A provider's claims go with it; the states it set stay, but for `syncing`.
         for root in roots.closed(id) { pushRoot(root) }
         if let push = clients.toolbars.closed(id) { pushToolbar(push) }
         // Answers it owed are `ERR no-provider`; answers it waited for are nobody's.
-        sendReplies(replies.providerClosed(id))
-        replies.clientClosed(id)
+        sendReplies(outstanding.replies.providerClosed(id))
+        outstanding.replies.clientClosed(id)
         armReplyTimer()
         if client.role == .provider { releaseSyncing(of: id, name: client.name) }
         deliver()
@@ -149,18 +121,18 @@ final class Engine {
     func deliver() {
         // A write that fails closes its connection, which comes back here (`closed`); what
         // that adds is handed over by this loop.
-        guard !delivering else { return }
-        delivering = true
-        defer { delivering = false }
+        guard !delivery.busy else { return }
+        delivery.busy = true
+        defer { delivery.busy = false }
         while outbox.hasReady {
-            outbox.takeReady(into: &deliveryBatch)
-            for id in deliveryBatch {
+            outbox.takeReady(into: &delivery.batch)
+            for id in delivery.batch {
                 let (chunk, close) = outbox.take(id)
-                guard let connection = connections[id] else { continue }
+                guard let connection = delivery.connections[id] else { continue }
                 if let chunk { connection.write(chunk) }
                 if close { connection.close() }
             }
-            deliveryBatch.removeAll(keepingCapacity: true)
+            delivery.batch.removeAll(keepingCapacity: true)
         }
     }
 
@@ -271,26 +243,82 @@ final class Engine {
 
     /// A badge as a `* BADGE` line, if it is defined.
     func badgeLine(_ id: String) -> WireLine? {
-        badges.first { $0.id == id }?.wireLine(tag: "*")
+        settings.badges.first { $0.id == id }?.wireLine(tag: "*")
     }
 
     /// Ends every connection with `* BYE shutdown`.
     func shutdown() {
-        shuttingDown = true
+        outstanding.shuttingDown = true
         // The retry's wait ends now: the final commit at stop (Daemon.run) must not wait for a
         // timer that will never fire.
-        if let retry = commitRetry {
+        if let retry = outstanding.commitRetry {
             retry.cancel()
-            commitRetry = nil
+            outstanding.commitRetry = nil
             sets.retryFired()
         }
-        releaseTimer?.task.cancel()
-        releaseTimer = nil
-        replyTimer?.task.cancel()
-        replyTimer = nil
+        outstanding.releaseTimer?.task.cancel()
+        outstanding.releaseTimer = nil
+        outstanding.replyTimer?.task.cancel()
+        outstanding.replyTimer = nil
         for id in clients.all { bye(id, "shutdown") }
         deliver()
     }
+}
+
+/// The engine's edges (EnginePorts.swift): the daemon passes the real ones, tests fakes.
+struct Ports {
+    let store: any StateStore
+    /// The one thread that writes to the store; other slow work (file looks, the ignore file)
+    /// runs there too, off the event loop.
+    let storeRunner: any StoreRunner
+    let files: any FileInspector
+    /// Wall-clock time, for leases.
+    let clock: any WallClock
+    var watcher: (any WatcherControl)?
+}
+
+/// What the server says of itself, and the badges (providers may define more).
+struct Settings {
+    let epoch: String
+    /// Paths the daemon writes itself (its state directory): ignored inside any root.
+    let privatePaths: [[UInt8]]
+    var badges: [Badge]
+}
+
+/// Each client's connection, which `deliver` hands the outbox's bytes to.
+struct Delivery {
+    var connections: [Clients.ID: any ClientConnection] = [:]
+    /// The clients being handed output, reused from one delivery to the next.
+    var batch: [Clients.ID] = []
+    /// A delivery is under way (a write that closes a connection comes back to `deliver`).
+    var busy = false
+}
+
+/// What waits for time or for another client: who holds each `syncing` and until when (its
+/// connection, a lease, or the hold after a restart; protocol 1.2, "Released states"), the
+/// answers awaited for `ACTION ... reply=1`, the lease rows for the next group commit, and
+/// the timers. Each timer is armed only while something is outstanding.
+struct Outstanding {
+    var releases: SyncingReleases
+    /// The releases' timer, and when it fires.
+    var releaseTimer: (task: Scheduled<Void>, atMs: Int64)?
+    var replies: ActionReplies
+    var replyTimer: (task: Scheduled<Void>, at: NIODeadline)?
+    var leaseRows: [StoreChanges.Lease] = []
+    /// The retry of a failed group commit.
+    var commitRetry: Scheduled<Void>?
+    /// Set by `shutdown()`: nothing is armed any more, and connections closing release
+    /// nothing (states are stored as they are and survive the restart).
+    var shuttingDown = false
+}
+
+/// Buffers of answers built in place, kept between requests so that the hot paths allocate
+/// nothing once they have grown.
+struct Scratch {
+    /// `fastStatus`'s.
+    var plainStatus = PlainStatus()
+    /// `LIST` and `OBSERVE`'s listings.
+    var listOut: [UInt8] = []
 }
 
 /// A provider's pipelined `SET`s, applied together: who sent them (its name, for the release

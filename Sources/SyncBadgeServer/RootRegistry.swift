@@ -31,6 +31,8 @@ struct RootRegistry {
     }
 
     private(set) var roots: [Root] = []
+    /// The stored root being restored at start, between its chunks (`restoreStoredRoots`).
+    var restoring: StateTree.Restore?
     private var scans: [UInt64: Scan] = [:]
     private var nextToken: UInt64 = 1
     private var claims: [[UInt8]: Client] = [:]
