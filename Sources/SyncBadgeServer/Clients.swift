@@ -1,8 +1,8 @@
 import SyncBadgeCore
 
-/// Every client as the engine knows it, by id: who it is (role, name), what it asked for
+/// Every client as the hub knows it, by id: who it is (role, name), what it asked for
 /// (root pushes, change feeds, observed directories), a provider's menus and toolbar item,
-/// how far behind it reads, and its requests waiting their turn. No I/O: the engine reads and
+/// how far behind it reads, and its requests waiting their turn. No I/O: the hub reads and
 /// changes it; a connection only hands lines in and writes the outbox out.
 struct Clients {
     typealias ID = Int

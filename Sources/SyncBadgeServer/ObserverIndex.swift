@@ -3,7 +3,7 @@ import SyncBadgeCore
 /// Who observes which directory (PROTOCOL.md, "Observing directories"). Observation is per
 /// connection and exact: observing twice needs two `UNOBSERVE`s, a push goes once per
 /// connection however often it observes, and a closed connection observes nothing. The one
-/// place that knows it: the engine used to keep a node → sessions map and each session its own
+/// place that knows it: the hub used to keep a node → sessions map and each session its own
 /// counts, in step by hand in four places.
 ///
 /// Observers are client ids (Clients), unique among the connections that are open.

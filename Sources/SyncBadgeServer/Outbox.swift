@@ -1,9 +1,9 @@
 import NIOCore
 import SyncBadgeCore
 
-/// What the engine has to say to each client, by client id, until its connection writes it
-/// out: the engine appends answers and pushes here and never calls into a connection; at the
-/// end of a read or of an event batch the engine hands each connection what it holds
+/// What the hub has to say to each client, by client id, until its connection writes it
+/// out: the hub appends answers and pushes here and never calls into a connection; at the
+/// end of a read or of an event batch the hub hands each connection what it holds
 /// (`take`). No I/O.
 struct Outbox {
     /// Output held before reading stops, and pushes are dropped in favour of `* RESET`.

@@ -2,7 +2,7 @@ import SyncBadgeCore
 
 /// The daemon's roots (PROTOCOL.md, "Roots"): the one place a root's own life is kept — being
 /// scanned, degraded, in error, its ignore settings, the `ADD-ROOT` waiting for its scan, and
-/// the provider that claimed it. The state tree holds each root's entries; the engine keeps
+/// the provider that claimed it. The state tree holds each root's entries; the hub keeps
 /// the two in step by performing what these transitions return. No I/O.
 ///
 /// Who asks is a client id (Clients).

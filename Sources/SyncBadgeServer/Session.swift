@@ -1,10 +1,10 @@
 import NIOCore
 import SyncBadgeCore
 
-/// One client connection, a thin adapter between NIO and the engine: it frames the lines it
-/// reads and hands each to the engine with its client id, and writes what the engine hands it
+/// One client connection, a thin adapter between NIO and the hub: it frames the lines it
+/// reads and hands each to the hub with its client id, and writes what the hub hands it
 /// from the outbox (once per read batch or event batch). It keeps no state of the client's
-/// own (Clients) and never reads the engine's.
+/// own (Clients) and never reads the hub's.
 final class Session: ChannelInboundHandler, ClientConnection {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -12,15 +12,15 @@ final class Session: ChannelInboundHandler, ClientConnection {
     /// Output held before reading stops, and pushes are dropped in favour of `* RESET`.
     static let outputHighWater = Outbox.highWater
 
-    let engine: Engine
+    let hub: Hub
     let id: Int
     let peerPID: Int32
     private var context: ChannelHandlerContext?
     private var reader = LineReader()
     private var isClosing = false
 
-    init(engine: Engine, id: Int, peerPID: Int32, allocator: ByteBufferAllocator) {
-        self.engine = engine
+    init(hub: Hub, id: Int, peerPID: Int32, allocator: ByteBufferAllocator) {
+        self.hub = hub
         self.id = id
         self.peerPID = peerPID
     }
@@ -29,28 +29,28 @@ final class Session: ChannelInboundHandler, ClientConnection {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        engine.opened(id, peerPID: peerPID, connection: self)
+        hub.opened(id, peerPID: peerPID, connection: self)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
-        engine.closed(id)
+        hub.closed(id)
     }
 
     /// Every complete line of a read is handed over here, in one call: no pipeline hop per line.
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !isClosing else { return }
-        reader.read(unwrapInboundIn(data), line: { engine.received($0, from: id) }, tooLong: { engine.tooLong(id) })
+        reader.read(unwrapInboundIn(data), line: { hub.received($0, from: id) }, tooLong: { hub.tooLong(id) })
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        engine.readComplete(id)
+        hub.readComplete(id)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         let writable = context.channel.isWritable
         if writable { resumeReadingIfDrained() }
-        engine.writabilityChanged(id, writable: writable)
+        hub.writabilityChanged(id, writable: writable)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {

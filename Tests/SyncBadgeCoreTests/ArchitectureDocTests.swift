@@ -49,9 +49,9 @@ import Testing
     @Test func theChecksCatchNamesThatAreNotThere() throws {
         let check = try ArchitectureDocCheck(repository: Self.repository.path)
         let sample = """
-            The `Engine` applies `WatcherMessage` batches (`Engine.apply`) from `SyncBadgeWatcher`;
-            `EngineShell` and `Engine.applyEverything` are not there, nor is
-            `Sources/SyncBadgeServer/Nowhere.swift`; `Sources/SyncBadgeServer/Engine+*.swift`,
+            The `Hub` applies `WatcherMessage` batches (`Hub.apply`) from `SyncBadgeWatcher`;
+            `HubShell` and `Hub.applyEverything` are not there, nor is
+            `Sources/SyncBadgeServer/Nowhere.swift`; `Sources/SyncBadgeServer/Hub+*.swift`,
             `Support/Tmux.swift`, `Makefile` and `EmbeddedEventLoop` are fine.
             ```
             `NotChecked` inside a fence
@@ -62,7 +62,7 @@ import Testing
         let paths = tokens.filter(ArchitectureDocCheck.isPathToken)
         #expect(check.missingPaths(paths) == ["Sources/SyncBadgeServer/Nowhere.swift"])
         let types = tokens.filter { !ArchitectureDocCheck.isPathToken($0) && ArchitectureDocCheck.isTypeToken($0) }
-        #expect(check.undeclaredTypes(types).map(\.token) == ["EngineShell", "Engine.applyEverything"])
+        #expect(check.undeclaredTypes(types).map(\.token) == ["HubShell", "Hub.applyEverything"])
     }
 }
 

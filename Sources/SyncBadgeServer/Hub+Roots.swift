@@ -6,40 +6,40 @@ import SyncBadgeWatcher
 /// Roots, from `ADD-ROOT` to `REMOVE-ROOT`: registering and scanning, reloading at start,
 /// vanishing and coming back, rescans after lost events, their ignore files, claims, and their
 /// `ROOT` lines. RootRegistry keeps each root's own state; the tree its entries.
-extension Engine {
+extension Hub {
     // MARK: Registering
 
     /// Restores the stored roots at start, before any client connects; they answer with
     /// `scanning=1` until their rescan ends. The store's reads run on the calling thread and the
-    /// tree's fill on the engine's loop, one chunk at a time, so that the two overlap
+    /// tree's fill on the hub's loop, one chunk at a time, so that the two overlap
     /// (PERFORMANCE.md, "Start-up"). The watcher starts on the roots once all of them are in:
     /// nothing it reports may run between the chunks of a root half restored.
-    static func restoreStoredRoots(_ engine: NIOLoopBound<Engine>, store: any StateStore, chunk: Int = 8_192) throws {
-        let loop = engine.eventLoop
+    static func restoreStoredRoots(_ hub: NIOLoopBound<Hub>, store: any StateStore, chunk: Int = 8_192) throws {
+        let loop = hub.eventLoop
         var toWatch: [(path: [UInt8], token: UInt64)] = []
         for stored in try store.roots() {
             let count = try store.entryCount(root: stored.path)
             guard count > 0 else {
                 let token = try loop.submit {
-                    engine.value.addUnscannedRoot(stored.path, ignoreDefaults: stored.ignoreDefaults,
+                    hub.value.addUnscannedRoot(stored.path, ignoreDefaults: stored.ignoreDefaults,
                                                   scan: .init(client: nil, tag: "", restored: false))
                 }.wait()
                 toWatch.append((stored.path, token))
                 continue
             }
-            let token = try loop.submit { engine.value.beginRestoring(stored, entries: count) }.wait()
+            let token = try loop.submit { hub.value.beginRestoring(stored, entries: count) }.wait()
             try store.entries(root: stored.path, chunk: chunk) { part in
-                loop.execute { engine.value.restoreChunk(part) }
+                loop.execute { hub.value.restoreChunk(part) }
             }
-            try loop.submit { engine.value.finishRestoring(stored.path, entries: count) }.wait()
+            try loop.submit { hub.value.finishRestoring(stored.path, entries: count) }.wait()
             toWatch.append((stored.path, token))
         }
         let roots = toWatch
         let leases = try store.leases()
         try loop.submit {
             // Before the rescan: what it finds changed turns `pending` and leaves the hold.
-            engine.value.restoreReleases(leases)
-            for r in roots { engine.value.startWatching(r.path, token: r.token, identities: true) }
+            hub.value.restoreReleases(leases)
+            for r in roots { hub.value.startWatching(r.path, token: r.token, identities: true) }
         }.wait()
     }
 

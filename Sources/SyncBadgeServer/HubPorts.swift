@@ -4,11 +4,11 @@ import SyncBadgeCore
 import SyncBadgeStore
 import SyncBadgeWatcher
 
-// The engine's edges, each behind a small protocol: the daemon passes the real ones, and
-// EngineTests drive the engine on an EmbeddedEventLoop with fakes, with no thread, socket,
+// The hub's edges, each behind a small protocol: the daemon passes the real ones, and
+// HubTests drive the hub on an EmbeddedEventLoop with fakes, with no thread, socket,
 // inotify or database.
 
-/// What the engine asks of the watcher thread.
+/// What the hub asks of the watcher thread.
 protocol WatcherControl: AnyObject, Sendable {
     func addRoot(_ path: [UInt8], token: UInt64, identities: Bool)
     func removeRoot(_ path: [UInt8])
@@ -21,7 +21,7 @@ protocol WatcherControl: AnyObject, Sendable {
 
 extension Watcher: WatcherControl {}
 
-/// The persistent store as the engine uses it.
+/// The persistent store as the hub uses it.
 protocol StateStore: Sendable {
     func roots() throws -> [StoredRoot]
     func entryCount(root: [UInt8]) throws -> Int

@@ -5,9 +5,9 @@ import NIOCore
 import SyncBadgeCore
 import SyncBadgeWatcher
 
-/// Sync engines: `SET`, `CHANGES`, `SUBSCRIBE-CHANGES`, `CLAIM`, and the group commit that
+/// Providers (sync engines): `SET`, `CHANGES`, `SUBSCRIBE-CHANGES`, `CLAIM`, and the group commit that
 /// makes every acknowledged `SET` durable.
-extension Engine {
+extension Hub {
     // MARK: SET
 
     /// Queues `SET`s behind a watcher barrier (SetPipeline). Returns false: the answers come
@@ -30,7 +30,7 @@ extension Engine {
             }))
         }
         if let settled = sets.settle(stated.compactMap { tree.find($0) }) { watcher?.barrier(token: settled) }
-        // A SET whose engine went away while it waited for its barrier: its `syncing` is
+        // A SET whose provider went away while it waited for its barrier: its `syncing` is
         // released now, as it would have been at the close.
         for group in groups where clients[group.client] == nil { releaseSyncing(of: group.client, name: group.name) }
         scheduleCommit { result in
@@ -93,7 +93,7 @@ extension Engine {
         var dropped: [(StateTree.NodeID, [UInt8])] = []
         switch tree.set(path, set, identify: { p in
             stated.append(p)
-            // Read on the store's thread before the barrier's SETs were applied (Engine.apply).
+            // Read on the store's thread before the barrier's SETs were applied (Hub.apply).
             return ingest.identities[p] ?? nil
         }, applied: { changed.append($0) }, dropping: { dropped.append(($0, $1)) }) {
         case .notFound:
@@ -115,7 +115,7 @@ extension Engine {
         return (line, true)
     }
 
-    // MARK: Syncing that outlives its engine
+    // MARK: Syncing that outlives its provider
 
     /// Remembers who holds the entries this SET reached (a recursive one skips stale and
     /// ignored entries, which keep their holder): its connection, or a lease. Any SET ends the
@@ -136,11 +136,11 @@ extension Engine {
 
     /// A provider's connection closed while the daemon runs: every path still `syncing` as it
     /// set it without a lease returns to `pending` (same gen, progress cleared, a message saying
-    /// why), so no badge stays "syncing" for an engine that is gone (protocol 1.1).
+    /// why), so no badge stays "syncing" for a provider that is gone (protocol 1.1).
     func releaseSyncing(of c: Clients.ID, name: String) {
         let mine = outstanding.releases.connectionClosed(c)
         guard !outstanding.shuttingDown else { return }
-        release(mine, .engineGone(name: name))
+        release(mine, .providerGone(name: name))
     }
 
     /// Released states (protocol 1.2): each entry still `syncing` returns to `pending`, saying
@@ -191,9 +191,9 @@ extension Engine {
         let due = outstanding.releases.fired(nowMs: ports.clock.nowMs())
         for (node, reason) in due where reason == .leaseRanOut { storeLease(.init(node: node, untilMs: nil)) }
         let leased = due.filter { $0.reason == .leaseRanOut }.map(\.node)
-        let held = due.filter { $0.reason == .engineDidNotComeBack }.map(\.node)
+        let held = due.filter { $0.reason == .providerDidNotComeBack }.map(\.node)
         release(leased, .leaseRanOut)
-        release(held, .engineDidNotComeBack)
+        release(held, .providerDidNotComeBack)
         if !outstanding.leaseRows.isEmpty { scheduleCommit() }
         armReleaseTimer()
     }

@@ -7,7 +7,7 @@ import SyncBadgeCore
 import SyncBadgeStore
 import SyncBadgeWatcher
 
-extension Engine {
+extension Hub {
     // MARK: Lines in
 
     /// A line from a client (without its LF), in arrival order: answered now, or queued
@@ -139,9 +139,9 @@ extension Engine {
         clients[c]?.wantsRootPushes = req.option("roots") != "0"
         outbox.ok(c, req.tag) { line in
             line.word("proto=1")
-            line.option("server", Engine.serverName)
+            line.option("server", Hub.serverName)
             line.word("epoch=" + settings.epoch)
-            line.word("caps=" + Engine.capabilities)
+            line.word("caps=" + Hub.capabilities)
         }
     }
 

@@ -1,7 +1,7 @@
 import SyncBadgeCore
 import SyncBadgeWatcher
 
-extension Engine {
+extension Hub {
     /// Applies a batch of watcher events in order, then pushes what changed and writes it
     /// behind (a crash loses nothing: the rescan at start finds it again). Changes queued
     /// together are coalesced: each entry is pushed once per batch, with its last state.
@@ -172,7 +172,7 @@ extension Engine {
 }
 
 /// Watcher events waiting to be applied, in order, and the file identities read for them
-/// (Engine.apply). No I/O.
+/// (Hub.apply). No I/O.
 struct EventQueue {
     private var events: [WatcherMessage] = []
     private var head = 0

@@ -7,7 +7,7 @@ import SyncBadgeWatcher
 
 /// Finder Sync's menus, actions and toolbar: defined by providers, routed to the provider that
 /// claimed the root, plus the built-in items every root offers.
-extension Engine {
+extension Hub {
     // MARK: Definitions (providers)
 
     func defineBadge(_ req: WireRequest, _ c: Clients.ID) {

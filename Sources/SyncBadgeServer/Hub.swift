@@ -36,10 +36,10 @@ struct SystemWallClock: WallClock {
 /// delivered before it. Slow work (scans, database writes) runs elsewhere and comes back
 /// to this loop.
 ///
-/// Data flows one way: the engine knows clients by id (Clients), appends what it has to say
+/// Data flows one way: the hub knows clients by id (Clients), appends what it has to say
 /// to the outbox, and hands that to each connection at the end of a read or an event batch
-/// (`deliver`); a connection hands lines in (`received`) and never reads the engine's state.
-final class Engine {
+/// (`deliver`); a connection hands lines in (`received`) and never reads the hub's state.
+final class Hub {
     static let serverName = "syncbadge/\(SyncBadgeVersion.string)"
     /// Protocol 1.0's, then 1.1's and 1.2's (PROTOCOL.md, "Capabilities of version 1.1" and "1.2").
     static let capabilities = "observe,menus,changes,observe-nolist,roots-optout,badge-push,provider-address,action-reply,lease,unclaim,toolbar-push"
@@ -67,7 +67,7 @@ final class Engine {
     /// Buffers of the answers built in place, kept between requests.
     var scratch = Scratch()
 
-    /// The watcher, once it runs (the daemon starts it after the engine).
+    /// The watcher, once it runs (the daemon starts it after the hub).
     var watcher: (any WatcherControl)? {
         get { ports.watcher }
         set { ports.watcher = newValue }
@@ -265,7 +265,7 @@ final class Engine {
     }
 }
 
-/// The engine's edges (EnginePorts.swift): the daemon passes the real ones, tests fakes.
+/// The hub's edges (HubPorts.swift): the daemon passes the real ones, tests fakes.
 struct Ports {
     let store: any StateStore
     /// The one thread that writes to the store; other slow work (file looks, the ignore file)
@@ -329,7 +329,7 @@ struct SetGroup {
     var requests: [WireRequest]
 }
 
-/// A client's connection as the engine sees it: where the outbox's bytes go.
+/// A client's connection as the hub sees it: where the outbox's bytes go.
 protocol ClientConnection: AnyObject {
     func write(_ chunk: ByteBuffer)
     /// Closes once what was written goes out.

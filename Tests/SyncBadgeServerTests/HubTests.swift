@@ -6,33 +6,33 @@ import SyncBadgeCore
 import SyncBadgeWatcher
 @testable import SyncBadgeServer
 
-/// The engine as a whole, on an EmbeddedEventLoop with fakes (Support/EngineHarness.swift), lines
+/// The hub as a whole, on an EmbeddedEventLoop with fakes (Support/HubHarness.swift), lines
 /// in and lines out with no channel: the paths that only floods, full disks and crashes reach
 /// in the end-to-end suite.
-@Suite struct EngineTests {
+@Suite struct HubTests {
     @Test func aSlowReaderMissesPushesAndGetsOneResetPerDirectory() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a", "b"])
         let viewer = try h.connect()
         #expect(try viewer.request("OBSERVE /r").last == "OK count=2")
         viewer.setWritable(false)
-        h.engine.apply([.changed(path: Array("/r/a".utf8), kind: .file, what: .modify),
+        h.hub.apply([.changed(path: Array("/r/a".utf8), kind: .file, what: .modify),
                         .changed(path: Array("/r/b".utf8), kind: .file, what: .modify)])
         #expect(viewer.pushes() == [])
-        h.engine.apply([.changed(path: Array("/r/c".utf8), kind: .file, what: .create)])
+        h.hub.apply([.changed(path: Array("/r/c".utf8), kind: .file, what: .create)])
         #expect(viewer.pushes() == [])
         // It reads again: the root's latest state and one RESET for the directory, not the
         // backlog.
         viewer.setWritable(true)
         #expect(viewer.pushes() == ["ROOT /r pending watches=1", "RESET /r"])
         // And pushes flow again.
-        h.engine.apply([.changed(path: Array("/r/a".utf8), kind: .file, what: .attrib)])
-        h.engine.apply([.deleted(path: Array("/r/b".utf8), wasDirectory: false)])
+        h.hub.apply([.changed(path: Array("/r/a".utf8), kind: .file, what: .attrib)])
+        h.hub.apply([.deleted(path: Array("/r/b".utf8), wasDirectory: false)])
         #expect(viewer.pushes().contains("GONE /r/b"))
     }
 
     @Test func anOverflowRescanResetsObserversAndChangeFeeds() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a"])
         let viewer = try h.connect()
         _ = try viewer.request("OBSERVE /r")
@@ -41,7 +41,7 @@ import SyncBadgeWatcher
         var scan = ScanTree()
         scan.append(parent: -1, name: Array("a".utf8), kind: .file)
         scan.append(parent: -1, name: Array("new".utf8), kind: .file)
-        h.engine.apply([.overflow, .rootRescanned(root: Array("/r".utf8), scan: RootScan(scan: scan, ignoreFile: nil, watches: 1, degraded: nil))])
+        h.hub.apply([.overflow, .rootRescanned(root: Array("/r".utf8), scan: RootScan(scan: scan, ignoreFile: nil, watches: 1, degraded: nil))])
         let pushes = viewer.pushes()
         #expect(pushes.contains("RESET /r"))
         #expect(pushes.contains { $0.hasPrefix("ITEM /r/new pending") })
@@ -51,7 +51,7 @@ import SyncBadgeWatcher
     /// A full disk: the SET is not acknowledged, the batch is kept and written again by a timer
     /// with backoff, and goes through once the disk takes it; nothing is lost.
     @Test func aFailedCommitIsRetriedWithBackoffUntilItSucceeds() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a", "b"])
         let provider = try h.connect(role: "provider")
         h.store.state.withLock { $0.failing = true }
@@ -81,7 +81,7 @@ import SyncBadgeWatcher
     }
 
     @Test func aDepartedProvidersSyncingIsReleasedAndItsClaimGoes() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a", "b"])
         let viewer = try h.connect()
         _ = try viewer.request("OBSERVE /r")
@@ -100,10 +100,10 @@ import SyncBadgeWatcher
     }
 
     @Test func aVanishedRootTurnsErrorAndSaysWhy() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a"])
         let viewer = try h.connect()
-        h.engine.apply([.rootVanished(root: Array("/r".utf8), reason: "unmounted")])
+        h.hub.apply([.rootVanished(root: Array("/r".utf8), reason: "unmounted")])
         let root = viewer.pushes().first { $0.hasPrefix("ROOT /r ") }
         #expect(root?.hasPrefix("ROOT /r error") == true && root?.contains("message=the%20root%20directory%20was%20unmounted") == true)
         #expect(try viewer.request("STATUS /r").first?.hasPrefix("ITEM /r error") == true)
@@ -114,14 +114,14 @@ import SyncBadgeWatcher
     /// The allocation-free STATUS path answers byte for byte what the general one does (an
     /// unknown option sends a request the general way).
     @Test func plainStatusAnswersAsTheGeneralPathDoes() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a", "two words", "b", "tab\tname", "caf\u{FF}e", "x.swp"])
         let provider = try h.connect(role: "provider")
         let t = provider.send("SET error /r/a message=no%20space progress=3")
         h.passBarriers()
         #expect(provider.answer(t).first?.hasPrefix("OK") == true)
         let viewer = try h.connect()
-        h.engine.apply([.deleted(path: Array("/r/b".utf8), wasDirectory: false)])  // a tombstone
+        h.hub.apply([.deleted(path: Array("/r/b".utf8), wasDirectory: false)])  // a tombstone
         for request in ["STATUS /r", "STATUS /r/a", "STATUS /r/two%20words", "STATUS /r/a /r/b /r", "STATUS /elsewhere",
                         "STATUS /r/missing", "STATUS /r/a/", "STATUS r/a", "STATUS /r/a  /r/b", "STATUS",
                         "STATUS /r/tab\tname", "STATUS /r/caf\u{FF}e", "STATUS /r/x.swp", "STATUS /r/b"] {
@@ -142,12 +142,12 @@ import SyncBadgeWatcher
     /// A recursive SET gives its provider only the entries it changed: a file it skipped as
     /// stale stays the syncing of the SET that made it so, and is released with that one.
     @Test func aRecursiveSetOwnsOnlyWhatItChanged() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["f", "g"])
         let viewer = try h.connect()
         _ = try viewer.request("OBSERVE /r")
         let gen = try viewer.request("STATUS /r").first!.split(separator: " ").first { $0.hasPrefix("gen=") }!.dropFirst(4)
-        h.engine.apply([.changed(path: Array("/r/f".utf8), kind: .file, what: .modify)])  // f's gen moves past the root's
+        h.hub.apply([.changed(path: Array("/r/f".utf8), kind: .file, what: .modify)])  // f's gen moves past the root's
         let a = try h.connect(role: "provider", name: "a")
         let t1 = a.send("SET syncing /r/f")
         h.passBarriers()
@@ -162,10 +162,10 @@ import SyncBadgeWatcher
         #expect(viewer.pushes().contains { $0.hasPrefix("ITEM /r/f pending") })
     }
 
-    /// A SET that waited for its barrier while its engine went away is applied, and its
+    /// A SET that waited for its barrier while its provider went away is applied, and its
     /// `syncing` released at once: the close came before it.
-    @Test func aSyncingSetWhoseEngineLeftBeforeItsBarrierIsReleased() throws {
-        let h = try EngineHarness()
+    @Test func aSyncingSetWhoseProviderLeftBeforeItsBarrierIsReleased() throws {
+        let h = try HubHarness()
         try h.addRoot(files: ["f"])
         let a = try h.connect(role: "provider", name: "a")
         a.send("SET syncing /r/f progress=10")
@@ -178,7 +178,7 @@ import SyncBadgeWatcher
 
     /// ROOT lines of a root in error say why, whoever put it there (1.1).
     @Test func aRootInErrorByAProviderSaysWhyToo() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["f", "g"])
         let a = try h.connect(role: "provider")
         let t = a.send("SET error /r/f message=disk%20full")
@@ -194,7 +194,7 @@ import SyncBadgeWatcher
 
     /// LIST writes each child's line in reused buffers: the same line STATUS gives for it.
     @Test func listedLinesAreTheChildrensStatusLines() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["b", "a", "two words", "pct%"])
         let viewer = try h.connect()
         let listed = try viewer.request("LIST /r")
@@ -208,13 +208,13 @@ import SyncBadgeWatcher
     }
 
     @Test func theDaemonsShutdownReleasesNothing() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a"])
         let provider = try h.connect(role: "provider")
         let t = provider.send("SET syncing /r/a")
         h.passBarriers()
         #expect(provider.answer(t).first?.hasPrefix("OK") == true)
-        h.engine.shutdown()
+        h.hub.shutdown()
         #expect(provider.lines().contains("* BYE shutdown"))
         provider.disconnect()
         let viewer = try h.connect()
@@ -224,7 +224,7 @@ import SyncBadgeWatcher
     /// PROTOCOL.md: as soon as the daemon holds a too-long line it says `* BYE too-long` and
     /// closes, even while an earlier request of that connection still waits (here for a scan).
     @Test func aTooLongLineEndsTheConnectionAtOnceBehindAWaitingRequest() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         let admin = try h.connect(role: "admin")
         let tag = admin.send("ADD-ROOT /r")
         #expect(h.watcher.lastAddRootToken != nil && admin.answer(tag).isEmpty)
@@ -236,7 +236,7 @@ import SyncBadgeWatcher
     /// The session frames its reads itself: every line of a read is answered, in order, and a
     /// line cut between reads is answered once its LF comes, whatever the cut.
     @Test func everyLineOfAReadIsAnsweredAndACutLineWaitsForItsEnd() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a", "b"])
         let viewer = try h.connect()
         // Each line's tag, verb and first word.
@@ -254,7 +254,7 @@ import SyncBadgeWatcher
     /// Lines read while a request waits (here for a scan) are answered after it, in order, even
     /// when a line was cut between the reads.
     @Test func linesBehindAWaitingRequestAreAnsweredInOrder() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         let admin = try h.connect(role: "admin")
         admin.write("1 ADD-ROOT /r\n2 PING\n3 STA")
         guard let token = h.watcher.lastAddRootToken else { throw HarnessError("no scan asked for") }
@@ -262,7 +262,7 @@ import SyncBadgeWatcher
         #expect(admin.lines().filter { !$0.hasPrefix("* ") } == [])
         var scan = ScanTree()
         scan.append(parent: -1, name: Array("a".utf8), kind: .file)
-        h.engine.apply([.rootAdded(root: Array("/r".utf8), token: token,
+        h.hub.apply([.rootAdded(root: Array("/r".utf8), token: token,
                                    result: .success(RootScan(scan: scan, ignoreFile: nil, watches: 1, degraded: nil)))])
         h.passBarriers()
         let lines = admin.lines().filter { !$0.hasPrefix("* ") }
@@ -273,7 +273,7 @@ import SyncBadgeWatcher
     /// A line longer than the limit that arrives in pieces is refused once the pieces add up
     /// to more than the limit, before its LF comes (PROTOCOL.md, "Framing").
     @Test func aTooLongLineInPiecesEndsTheConnection() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         let viewer = try h.connect()
         viewer.write("1 PING\n" + String(repeating: "x", count: 40_000))
         #expect(viewer.lines() == ["1 OK"])
@@ -290,7 +290,7 @@ import SyncBadgeWatcher
     /// loop: its answer, and the requests behind it, wait for that thread.
     @Test func statusOutsideTheRootsLooksAtTheDiskOffTheLoop() throws {
         let runner = QueuedStoreRunner()
-        let h = try EngineHarness(storeRunner: runner)
+        let h = try HubHarness(storeRunner: runner)
         let viewer = try h.connect()
         let status = viewer.send("STATUS /elsewhere")
         let ping = viewer.send("PING")
@@ -302,16 +302,16 @@ import SyncBadgeWatcher
     /// The built-in Ignore writes the root's ignore file on the store's thread; the action is
     /// answered once it is written, and the requests behind it after.
     @Test func theIgnoreActionWritesTheFileOffTheLoop() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("engine-ignore-\(UInt32.random(in: 0...UInt32.max))").path
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hub-ignore-\(UInt32.random(in: 0...UInt32.max))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let runner = QueuedStoreRunner()
-        let h = try EngineHarness(storeRunner: runner)
+        let h = try HubHarness(storeRunner: runner)
         let admin = try h.connect(role: "admin")
         let add = admin.send("ADD-ROOT \(dir)")
         var scan = ScanTree()
         scan.append(parent: -1, name: Array("a.log".utf8), kind: .file)
-        h.engine.apply([.rootAdded(root: Array(dir.utf8), token: try #require(h.watcher.lastAddRootToken),
+        h.hub.apply([.rootAdded(root: Array(dir.utf8), token: try #require(h.watcher.lastAddRootToken),
                                    result: .success(RootScan(scan: scan, ignoreFile: nil, watches: 1, degraded: nil)))])
         runner.runAll()
         #expect(admin.answer(add) == ["OK"])
@@ -331,7 +331,7 @@ import SyncBadgeWatcher
     @Test func aSyncedFilesIdentityIsReadOffTheLoopAndLaterEventsWaitForIt() throws {
         let runner = QueuedStoreRunner()
         let disk = FakeDisk()
-        let h = try EngineHarness(storeRunner: runner, files: disk)
+        let h = try HubHarness(storeRunner: runner, files: disk)
         try h.addRoot(files: ["a", "b", "c"])
         let provider = try h.connect(role: "provider")
         let set = provider.send("SET synced /r/a")
@@ -342,18 +342,18 @@ import SyncBadgeWatcher
         #expect(provider.answer(set).first?.hasPrefix("OK gen=") == true)
         let viewer = try h.connect()
         // Unchanged on disk (metadata noise): still synced, once the read is back.
-        h.engine.apply([.changed(path: Array("/r/a".utf8), kind: .file, what: .attrib)])
+        h.hub.apply([.changed(path: Array("/r/a".utf8), kind: .file, what: .attrib)])
         #expect(runner.pending == 1)
         h.runUntilIdle()
         #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a synced") == true)
         // Written: pending, and the deletion queued behind it waits for the read.
         disk.write("/r/a")
-        h.engine.apply([.changed(path: Array("/r/a".utf8), kind: .file, what: .modify),
+        h.hub.apply([.changed(path: Array("/r/a".utf8), kind: .file, what: .modify),
                         .deleted(path: Array("/r/b".utf8), wasDirectory: false)])
         #expect(runner.pending == 1)
         #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a synced") == true)
         #expect(try viewer.request("STATUS /r/b").first?.hasPrefix("ITEM /r/b unknown") == true)
-        h.engine.apply([.changed(path: Array("/r/c".utf8), kind: .file, what: .modify)])
+        h.hub.apply([.changed(path: Array("/r/c".utf8), kind: .file, what: .modify)])
         h.runUntilIdle()
         #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a pending") == true)
         #expect(try viewer.request("STATUS /r/b").first?.hasPrefix("ITEM /r/b pending") == true)

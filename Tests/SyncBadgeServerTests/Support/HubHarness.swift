@@ -7,7 +7,7 @@ import SyncBadgeStore
 import SyncBadgeWatcher
 @testable import SyncBadgeServer
 
-/// The watcher's side, recorded: tests answer its commands with `Engine.apply`.
+/// The watcher's side, recorded: tests answer its commands with `Hub.apply`.
 final class FakeWatcher: WatcherControl {
     enum Command: Equatable {
         case addRoot([UInt8], token: UInt64)
@@ -85,7 +85,7 @@ struct InlineStoreRunner: StoreRunner {
 }
 
 /// Store work held until a test runs it, as the store's thread would run it later: what the
-/// engine hands it must not be done on the event loop meanwhile.
+/// hub hands it must not be done on the event loop meanwhile.
 final class QueuedStoreRunner: StoreRunner {
     private let work = Mutex<[@Sendable () -> Void]>([])
 
@@ -97,7 +97,7 @@ final class QueuedStoreRunner: StoreRunner {
 
     var pending: Int { work.withLock { $0.count } }
 
-    /// Runs what was handed over so far, in order; the results reach the engine's loop.
+    /// Runs what was handed over so far, in order; the results reach the hub's loop.
     func runAll() {
         for w in work.withLock({ w in defer { w = [] }; return w }) { w() }
     }
@@ -134,14 +134,14 @@ struct LoopWallClock: WallClock {
     }
 }
 
-/// The engine on an EmbeddedEventLoop with fakes at every edge: no thread, socket, channel,
+/// The hub on an EmbeddedEventLoop with fakes at every edge: no thread, socket, channel,
 /// inotify or database. Clients are lines in and lines out. Time moves only when a test
 /// advances it.
-final class EngineHarness {
+final class HubHarness {
     let loop: EmbeddedEventLoop
     let watcher = FakeWatcher()
     let store: FakeStore
-    let engine: Engine
+    let hub: Hub
 
     /// Store work held for the test to run, when the harness has it.
     let queued: QueuedStoreRunner?
@@ -151,14 +151,14 @@ final class EngineHarness {
         self.loop = loop
         self.store = store
         queued = storeRunner as? QueuedStoreRunner
-        engine = try Engine(loop: loop, store: store, storeRunner: storeRunner, files: files,
-                            badges: [], privatePaths: [], clock: LoopWallClock(loop: loop), logger: Logger(label: "engine-tests"))
-        engine.watcher = watcher
+        hub = try Hub(loop: loop, store: store, storeRunner: storeRunner, files: files,
+                            badges: [], privatePaths: [], clock: LoopWallClock(loop: loop), logger: Logger(label: "hub-tests"))
+        hub.watcher = watcher
     }
 
     /// A connection that has not said HELLO.
     func stranger() -> FakeClient {
-        FakeClient(engine: engine, loop: loop)
+        FakeClient(hub: hub, loop: loop)
     }
 
     /// A connection that has said HELLO.
@@ -176,19 +176,19 @@ final class EngineHarness {
         guard let token = watcher.lastAddRootToken else { throw HarnessError("no scan asked for") }
         var scan = ScanTree()
         for n in names { scan.append(parent: -1, name: Array(n.utf8), kind: .file) }
-        engine.apply([.rootAdded(root: Array(root.utf8), token: token, result: .success(RootScan(scan: scan, ignoreFile: nil, watches: 1, degraded: nil)))])
+        hub.apply([.rootAdded(root: Array(root.utf8), token: token, result: .success(RootScan(scan: scan, ignoreFile: nil, watches: 1, degraded: nil)))])
         while let q = queued, q.pending > 0 { q.runAll() }
         let answer = admin.answer(tag)
         guard answer == ["OK"] else { throw HarnessError("ADD-ROOT: \(answer)") }
     }
 
-    /// Answers every barrier the engine asks for, as the watcher does once the events queued
+    /// Answers every barrier the hub asks for, as the watcher does once the events queued
     /// before it are delivered, until it asks for none (SETs queued behind the first ask for
     /// their own).
     func passBarriers() {
         var tokens = watcher.takeBarriers()
         while !tokens.isEmpty {
-            for token in tokens { engine.apply([.barrier(token: token)]) }
+            for token in tokens { hub.apply([.barrier(token: token)]) }
             tokens = watcher.takeBarriers()
         }
     }
@@ -243,37 +243,37 @@ struct ReceivedLines {
     }
 }
 
-/// One client, with no channel: its reads go to the engine as a session hands them over (the
-/// same LineReader), and the engine's output comes back here as the outbox hands it out.
+/// One client, with no channel: its reads go to the hub as a session hands them over (the
+/// same LineReader), and the hub's output comes back here as the outbox hands it out.
 final class FakeClient: ClientConnection {
-    let engine: Engine
+    let hub: Hub
     let id: Int
     let loop: EmbeddedEventLoop
     private var reader = LineReader()
     private var received = ReceivedLines()
     private var nextTag = 1
-    /// The engine closed it (`BYE`), or the peer went away.
+    /// The hub closed it (`BYE`), or the peer went away.
     private(set) var isOpen = true
 
-    init(engine: Engine, loop: EmbeddedEventLoop) {
-        self.engine = engine
+    init(hub: Hub, loop: EmbeddedEventLoop) {
+        self.hub = hub
         self.loop = loop
-        id = engine.makeSessionID()
-        engine.opened(id, peerPID: 1, connection: self)
+        id = hub.makeSessionID()
+        hub.opened(id, peerPID: 1, connection: self)
     }
 
-    // MARK: The engine's side (ClientConnection)
+    // MARK: The hub's side (ClientConnection)
 
     func write(_ chunk: ByteBuffer) {
         received.received(String(buffer: chunk))
     }
 
-    /// As a channel does, the connection's end reaches the engine on a later turn of the loop.
+    /// As a channel does, the connection's end reaches the hub on a later turn of the loop.
     func close() {
         guard isOpen else { return }
         isOpen = false
-        let (engine, id) = (engine, id)
-        loop.execute { engine.closed(id) }
+        let (hub, id) = (hub, id)
+        loop.execute { hub.closed(id) }
     }
 
     // MARK: The client's side
@@ -290,14 +290,14 @@ final class FakeClient: ClientConnection {
     /// Raw bytes, as one read: framed as a session frames them.
     func write(_ bytes: String) {
         guard isOpen else { return }
-        reader.read(ByteBuffer(string: bytes), line: { engine.received($0, from: id) }, tooLong: { engine.tooLong(id) })
-        engine.readComplete(id)
+        reader.read(ByteBuffer(string: bytes), line: { hub.received($0, from: id) }, tooLong: { hub.tooLong(id) })
+        hub.readComplete(id)
     }
 
     /// The client reads its output too slowly (false), or again (true): the connection's
     /// writability, as a channel reports it.
     func setWritable(_ writable: Bool) {
-        engine.writabilityChanged(id, writable: writable)
+        hub.writabilityChanged(id, writable: writable)
     }
 
     /// Every line received and not yet taken.
@@ -318,7 +318,7 @@ final class FakeClient: ClientConnection {
     /// The peer goes away. The loop runs what is due, as a channel's close makes it.
     func disconnect() {
         isOpen = false
-        engine.closed(id)
+        hub.closed(id)
         loop.run()
     }
 }
