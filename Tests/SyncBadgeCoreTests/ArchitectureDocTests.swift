@@ -51,7 +51,7 @@ import Testing
         let sample = """
             The `Hub` applies `WatcherMessage` batches (`Hub.apply`) from `SyncBadgeWatcher`;
             `HubShell` and `Hub.applyEverything` are not there, nor is
-            `Sources/SyncBadgeServer/Nowhere.swift`; `Sources/SyncBadgeServer/Hub+*.swift`,
+            `Sources/SyncBadgeServer/Nowhere.swift`; `Sources/SyncBadgeServer/Hub/Hub*.swift`,
             `Support/Tmux.swift`, `Makefile` and `EmbeddedEventLoop` are fine.
             ```
             `NotChecked` inside a fence

@@ -265,51 +265,12 @@ final class Hub {
     }
 }
 
-/// The hub's edges (HubPorts.swift): the daemon passes the real ones, tests fakes.
-struct Ports {
-    let store: any StateStore
-    /// The one thread that writes to the store; other slow work (file looks, the ignore file)
-    /// runs there too, off the event loop.
-    let storeRunner: any StoreRunner
-    let files: any FileInspector
-    /// Wall-clock time, for leases.
-    let clock: any WallClock
-    var watcher: (any WatcherControl)?
-}
-
 /// What the server says of itself, and the badges (providers may define more).
 struct Settings {
     let epoch: String
     /// Paths the daemon writes itself (its state directory): ignored inside any root.
     let privatePaths: [[UInt8]]
     var badges: [Badge]
-}
-
-/// Each client's connection, which `deliver` hands the outbox's bytes to.
-struct Delivery {
-    var connections: [Clients.ID: any ClientConnection] = [:]
-    /// The clients being handed output, reused from one delivery to the next.
-    var batch: [Clients.ID] = []
-    /// A delivery is under way (a write that closes a connection comes back to `deliver`).
-    var busy = false
-}
-
-/// What waits for time or for another client: who holds each `syncing` and until when (its
-/// connection, a lease, or the hold after a restart; protocol 1.2, "Released states"), the
-/// answers awaited for `ACTION ... reply=1`, the lease rows for the next group commit, and
-/// the timers. Each timer is armed only while something is outstanding.
-struct Outstanding {
-    var releases: SyncingReleases
-    /// The releases' timer, and when it fires.
-    var releaseTimer: (task: Scheduled<Void>, atMs: Int64)?
-    var replies: ActionReplies
-    var replyTimer: (task: Scheduled<Void>, at: NIODeadline)?
-    var leaseRows: [StoreChanges.Lease] = []
-    /// The retry of a failed group commit.
-    var commitRetry: Scheduled<Void>?
-    /// Set by `shutdown()`: nothing is armed any more, and connections closing release
-    /// nothing (states are stored as they are and survive the restart).
-    var shuttingDown = false
 }
 
 /// Buffers of answers built in place, kept between requests so that the hot paths allocate
@@ -319,21 +280,6 @@ struct Scratch {
     var plainStatus = PlainStatus()
     /// `LIST` and `OBSERVE`'s listings.
     var listOut: [UInt8] = []
-}
-
-/// A provider's pipelined `SET`s, applied together: who sent them (its name, for the release
-/// message should it leave before they are applied) and the requests.
-struct SetGroup {
-    var client: Clients.ID
-    var name: String
-    var requests: [WireRequest]
-}
-
-/// A client's connection as the hub sees it: where the outbox's bytes go.
-protocol ClientConnection: AnyObject {
-    func write(_ chunk: ByteBuffer)
-    /// Closes once what was written goes out.
-    func close()
 }
 
 extension String {

@@ -290,3 +290,11 @@ extension Hub {
         for c in subs { push(line, .change(root: root), to: c) }
     }
 }
+
+/// A provider's pipelined `SET`s, applied together: who sent them (its name, for the release
+/// message should it leave before they are applied) and the requests.
+struct SetGroup {
+    var client: Clients.ID
+    var name: String
+    var requests: [WireRequest]
+}

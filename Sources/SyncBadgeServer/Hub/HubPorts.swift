@@ -58,3 +58,15 @@ protocol FileInspector: Sendable {
 struct DiskFiles: FileInspector {
     func lstat(_ path: [UInt8]) -> (kind: EntryKind, identity: FileIdentity)? { FileStat.lstat(path) }
 }
+
+/// The hub's edges, as it holds them.
+struct Ports {
+    let store: any StateStore
+    /// The one thread that writes to the store; other slow work (file looks, the ignore file)
+    /// runs there too, off the event loop.
+    let storeRunner: any StoreRunner
+    let files: any FileInspector
+    /// Wall-clock time, for leases.
+    let clock: any WallClock
+    var watcher: (any WatcherControl)?
+}
