@@ -39,7 +39,10 @@ let package = Package(
         ),
         // glibc's <malloc.h>, for the daemon's allocator settings (Daemon.tuneAllocator).
         .systemLibrary(name: "CMalloc"),
-        .target(name: "SyncBadgeCore", swiftSettings: strict),
+        // The wire: path bytes, percent-encoding, the codec, verbs, roles and the typed requests
+        // and answers. No Foundation and no I/O, so every Swift client can link it.
+        .target(name: "SyncBadgeProtocol", swiftSettings: strict),
+        .target(name: "SyncBadgeCore", dependencies: ["SyncBadgeProtocol"], swiftSettings: strict),
         .target(
             name: "SyncBadgeWatcher",
             dependencies: [
@@ -141,7 +144,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "SyncBadgeCoreTests", dependencies: ["SyncBadgeCore"], swiftSettings: strict),
+        .testTarget(name: "SyncBadgeCoreTests", dependencies: ["SyncBadgeCore", "SyncBadgeProtocol"], swiftSettings: strict),
         .testTarget(
             name: "SyncBadgeWatcherTests",
             dependencies: ["SyncBadgeWatcher", .product(name: "Logging", package: "swift-log")],
