@@ -76,13 +76,12 @@ def connections(ctx):
     t0 = now()
     retries = 0
     for _ in range(n):
-        c = Client(m.daemon.sock, timeout=30)
+        c = Client(m.daemon.socket, timeout=30)      # HELLO sent, answers read below
         retries += c.connect_retries
         ctx.clients.append(c)
         conns.append(c)
-    hellos = [c.send("HELLO", "proto=1", "role=viewer") for c in conns]
-    for c, t in zip(conns, hellos):
-        a = c.answer(t, timeout=30)
+    for c in conns:
+        a = c.answer(c.hello_reply, timeout=30)
         check(a.ok, f"HELLO on one of {n} connections: {a!r}")
     pings = [c.send("PING") for c in conns]
     for c, t in zip(conns, pings):
@@ -200,7 +199,7 @@ def garbage(ctx):
     m = Monitored(ctx)
     data = random.Random(ctx.seed).randbytes(1 << 20)
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(m.daemon.sock)
+    s.connect(m.daemon.socket)
     received = []
 
     def read():
@@ -247,8 +246,7 @@ def garbage(ctx):
     while total < (1 << 20):
         body = bytes(b for b in rng.randbytes(rng.randrange(1, 400)) if b != 0x0A)
         tag = f"g{nlines}"
-        g.send_raw(tag.encode() + b" " + body + b"\n")
-        tags.append(tag)
+        tags += g.send_raw(tag.encode() + b" " + body + b"\n", tags=[tag])
         total += len(body) + len(tag) + 2
         nlines += 1
         if nlines % 200 == 0:            # read as we go, so neither side's buffers fill
@@ -273,8 +271,8 @@ def line_limit(ctx):
     c = m.daemon.client()
     line = padded("big", limit)
     assert len(line) == limit
-    c.send_raw(line + b"\n")
-    a = c.answer("big", timeout=10)
+    big, = c.send_raw(line + b"\n", tags=["big"])
+    a = c.answer(big, timeout=10)
     check(a.ok, f"a line of exactly {limit} bytes (+LF) answered {a!r}")
     c.ok("PING")
 
@@ -316,8 +314,8 @@ def reconnect(ctx):
         if now() < due:
             threading.Event().wait(due - now())     # pacing the load, not waiting for a result
         try:
-            c = Client(m.daemon.sock, timeout=10)
-            c.hello("viewer")
+            c = Client(m.daemon.socket, timeout=10)
+            c.hello()
             a = c.request("BYE")
             check(a.ok, f"BYE answered {a!r}")
             try:

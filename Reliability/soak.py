@@ -89,8 +89,8 @@ def run(ctx):
         r = random.Random(seed)
         while not stop.is_set():
             try:
-                c = Client(daemon.sock, timeout=30)
-                c.hello("viewer", "soak-observer")
+                c = Client(daemon.socket, timeout=30, name="soak-observer")
+                c.hello()
                 d = r.choice([root, churn, os.path.join(root, "base"), os.path.join(churn, f"d{r.randrange(20):02d}")])
                 a = c.request("OBSERVE", d, timeout=30)
                 ops = 2
