@@ -22,7 +22,7 @@ import time
 
 from .connection import Connection
 
-__all__ = ["Daemon", "DaemonError", "DaemonLog", "daemon_binary"]
+__all__ = ["Daemon", "DaemonError", "DaemonLog", "daemon_binary", "inotify_watches_in_use"]
 
 _CHECKOUT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 
@@ -37,6 +37,24 @@ def daemon_binary(environ=None):
     if os.path.isfile(os.path.join(_CHECKOUT, "Package.swift")):
         return os.path.join(_CHECKOUT, ".build", "debug", "syncbadged")
     return shutil.which("syncbadged") or "syncbadged"
+
+
+def inotify_watches_in_use(uid=None):
+    """The inotify watches held by the processes of `uid` (fs.inotify.max_user_watches is a
+    limit per user), or by every process this one can see (uid None), from /proc/PID/fdinfo."""
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            if uid is not None and os.stat("/proc/" + pid).st_uid != uid:
+                continue
+            for fd in os.listdir("/proc/%s/fdinfo" % pid):
+                with open("/proc/%s/fdinfo/%s" % (pid, fd)) as f:
+                    total += sum(1 for line in f if line.startswith("inotify wd:"))
+        except OSError:       # a process or descriptor that went meanwhile, or not ours to read
+            continue
+    return total
 
 
 class DaemonError(RuntimeError):
@@ -106,10 +124,13 @@ class Daemon(object):
     """syncbadged on `socket` (default WORKDIR/run/daemon.sock) and `state_dir` (default
     WORKDIR/state). `badges`: a badge directory (--badges). `prefix` wraps the command (strace
     -f ...); `pid` is then the daemon's own. `log_file`: every run's log appended there too.
-    Each start is a new run with a new `log` (all in `logs`)."""
+    Each start is a new run with a new `log` (all in `logs`). With read_log=False the log goes
+    to `log_file` alone, read by no thread of this process (for measurements: a log line then
+    never takes time from the measuring process); `log` stays None and start() cannot wait for
+    the daemon to listen: wait as a client would."""
 
     def __init__(self, workdir, binary=None, socket=None, state_dir=None, badges=None, log_level="info",
-                 prefix=(), log_file=None, env=None):
+                 prefix=(), log_file=None, env=None, read_log=True):
         self.binary = binary or daemon_binary()
         self.socket = socket or os.path.join(workdir, "run", "daemon.sock")
         self.state_dir = state_dir or os.path.join(workdir, "state")
@@ -118,6 +139,7 @@ class Daemon(object):
         self.prefix = list(prefix)
         self.log_file = log_file
         self.env = env
+        self.read_log = read_log
         self.proc = None
         self.log = None
         self.logs = []
@@ -131,6 +153,11 @@ class Daemon(object):
 
     def spawn(self):
         """Starts the process without waiting for it to listen; returns the Popen."""
+        if not self.read_log:
+            with open(self.log_file or os.devnull, "ab") as log:
+                self.proc = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                             stderr=log, start_new_session=True, env=self.env)
+            return self.proc
         self.proc = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, start_new_session=True, env=self.env)
         self.log = DaemonLog(self.proc.stderr, self.log_file)
@@ -187,7 +214,8 @@ class Daemon(object):
             if self.wait_exit(timeout) is None:
                 self.kill()
                 self.killed = True
-        self.log.thread.join(5)
+        if self.log is not None:
+            self.log.thread.join(5)
         return self.proc.returncode
 
     def kill(self):

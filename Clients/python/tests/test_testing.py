@@ -6,6 +6,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 import unittest
 
 import vectors
@@ -78,6 +79,17 @@ class Launcher(unittest.TestCase):
         self.assertEqual(d.stop(10), 0)
         with open(log_file) as f:
             self.assertEqual(f.read().count("listening"), 2)
+
+    def test_a_log_read_by_no_thread(self):
+        log_file = os.path.join(self.dir, "d.log")
+        d = self.daemon(LISTENS, log_file=log_file, read_log=False)
+        d.spawn()
+        self.assertIsNone(d.log)
+        deadline = time.monotonic() + 10
+        while "listening" not in open(log_file).read():
+            self.assertLess(time.monotonic(), deadline, "no listening line in the log file")
+            time.sleep(0.01)
+        self.assertEqual(d.stop(10), 0)
 
     def test_a_daemon_that_exits_says_why(self):
         d = self.daemon(EXITS)
