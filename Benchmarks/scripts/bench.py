@@ -1213,21 +1213,11 @@ def fig_syncthing(ctx, only):
         a.share("bench", b, dials=False)
         b.share("bench", a, dials=True)
         d = Daemon(ctx, "std")
-        adapter_log = open(os.path.join(d.dir, "adapter.log"), "w")
-        proc = ctx.spawn([adapter, "--socket", d.socket, "--syncthing-home", a.home, "--log-level", "warning"],
-                         stdout=subprocess.DEVNULL, stderr=adapter_log)
-        adapter_log.close()
+        proc = d.adapter([adapter, "--syncthing-home", a.home, "--log-level", "warning"])
         # The adapter adds and claims A's folder and reconciles it: its root turns synced.
         admin = d.conn()
         conns.append(admin)
-        deadline = now() + 60
-        while True:
-            final, data = admin.request("STATUS", a.folder)
-            if final.ok and data and data[0].arg(1) == "synced":
-                break
-            if proc.poll() is not None or now() > deadline:
-                raise BenchError(f"A's folder never synced (adapter exit {proc.poll()}; see {d.dir})")
-            time.sleep(0.05)
+        d.wait_status(admin, a.folder, lambda item: item.arg(1) == "synced", proc, 60, "A's folder never synced")
         obs = d.conn("viewer", "bench-observer")
         conns.append(obs)
         final, _ = obs.request("OBSERVE", a.folder)
@@ -1334,22 +1324,13 @@ def fig_git(ctx, only):
     commit_t, push_t, status_t = [], [], []
     try:
         d = Daemon(ctx, "gitd")
-        adapter_log = open(os.path.join(d.dir, "adapter.log"), "w")
         t0 = now()
-        proc = ctx.spawn([adapter, "--socket", d.socket, "--log-level", "warning", repo], env=env,
-                         stdout=subprocess.DEVNULL, stderr=adapter_log)
-        adapter_log.close()
+        proc = d.adapter([adapter, "--log-level", "warning", repo], env=env)
         # The adapter adds the root (the daemon indexes it), lists it, and reconciles it with git.
         admin = d.conn()
         conns.append(admin)
-        deadline = now() + 900
-        while True:
-            final, data = admin.request("STATUS", repo)
-            if final.ok and data and data[0].arg(1) == "synced" and "unknown:" not in (data[0].opt("counts") or ""):
-                break
-            if proc.poll() is not None or now() > deadline:
-                raise BenchError(f"the working tree never turned synced (adapter exit {proc.poll()}; see {d.dir})")
-            time.sleep(0.05)
+        d.wait_status(admin, repo, lambda item: item.arg(1) == "synced" and "unknown:" not in (item.opt("counts") or ""),
+                      proc, 900, "the working tree never turned synced")
         first = now() - t0
         obs = d.conn("viewer", "bench-git")
         conns.append(obs)

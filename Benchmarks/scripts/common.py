@@ -386,6 +386,25 @@ class Daemon(testing.Daemon):
     def conn(self, role="admin", name="bench"):
         return Conn(self.socket, role, name)
 
+    def adapter(self, argv, env=None):
+        """An adapter (syncbadge-syncthing, syncbadge-git: argv[0]) on this daemon's socket, its
+        log in DIR/adapter.log; the process, recorded for the clean-up."""
+        with open(os.path.join(self.dir, "adapter.log"), "w") as log:
+            return self.ctx.spawn([argv[0], "--socket", self.socket] + list(argv[1:]), env=env,
+                                  stdout=subprocess.DEVNULL, stderr=log)
+
+    def wait_status(self, conn, path, ok, proc, timeout, what):
+        """Asks STATUS `path` every 50 ms until ok(its ITEM Message); BenchError(`what`) when
+        `proc` (the adapter that should get it there) exits first, or at the deadline."""
+        deadline = now() + timeout
+        while True:
+            final, data = conn.request("STATUS", path)
+            if final.ok and data and ok(data[0]):
+                return data[0]
+            if proc.poll() is not None or now() > deadline:
+                raise BenchError(f"{what} (adapter exit {proc.poll()}; see {self.dir})")
+            time.sleep(0.05)
+
     def add_root(self, conn, path, timeout=120):
         final, _ = conn.request("ADD-ROOT", path, timeout=timeout)
         if not final.ok:
