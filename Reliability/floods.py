@@ -53,15 +53,10 @@ class Monitored:
 
 def wait_stat(daemon, client, key, pred, timeout):
     """Asks STATS until pred(value) or the deadline; returns the last value."""
-    deadline = now() + timeout
-    while True:
+    def attempt():
         value = int(daemon.stats(client)[key])
-        if pred(value) or now() > deadline:
-            return value
-        try:
-            client.wait_push(lambda l: True, 0.2)
-        except CaseFail:
-            pass
+        return pred(value), value
+    return client.until(attempt, timeout, 0.2)[1]
 
 
 @case("flood-connections", "1,000 concurrent connections, each HELLO and PING answered; all released after")
@@ -105,8 +100,7 @@ def slow_reader(ctx):
     root = ctx.mkdir("root")
     busy = os.path.join(root, "busy")
     os.mkdir(busy)
-    admin = m.daemon.client("admin")
-    admin.ok("ADD-ROOT", root, timeout=60)
+    admin = m.daemon.admin(root)
 
     # The slow client: observes, then reads nothing until the storm is over.
     slow = m.daemon.client("viewer", "slow")

@@ -231,6 +231,22 @@ class Client(sb.Connection):
                                f"last pushes: {seen[-5:]}")
             self._check_stream()
 
+    def until(self, attempt, timeout, step=1.0, wake=lambda line: True):
+        """Calls attempt(), which returns (done, value), until done or past the deadline; in
+        between, waits up to `step` seconds for a push `wake` accepts (the change that may let
+        the next attempt succeed; asked again after `step` anyway, as the daemon may coalesce
+        the push). Returns (done, the last value)."""
+        deadline = now() + timeout
+        while True:
+            done, value = attempt()
+            left = deadline - now()
+            if done or left <= 0:
+                return done, value
+            try:
+                self.wait_push(wake, min(step, left))
+            except CaseFail:
+                pass
+
     def drain_pushes(self, timeout=0.0):
         """Reads whatever is already there (up to `timeout`), returns the queued pushes."""
         deadline = now() + timeout
@@ -297,6 +313,19 @@ class Daemon(testing.Daemon):
         c.hello()
         return c
 
+    def admin(self, *roots):
+        """An admin client that added each of `roots`."""
+        admin = self.client("admin")
+        for root in roots:
+            admin.ok("ADD-ROOT", root, timeout=60)
+        return admin
+
+    def engine(self, root, name="engine"):
+        """A provider client that claimed `root`."""
+        engine = self.client("provider", name)
+        engine.ok("CLAIM", root)
+        return engine
+
     def rss(self):
         """Resident set size in bytes, from /proc."""
         with open(f"/proc/{self.pid}/status") as f:
@@ -329,25 +358,26 @@ class Daemon(testing.Daemon):
         return {l.args[0]: l.args[1] for l in a.data if l.kind == "STAT" and len(l.args) >= 2}
 
 
+def root_line(client, root):
+    """The ROOTS line of `root`, or None."""
+    return next((l for l in client.ok("ROOTS").data if l.path == root), None)
+
+
+def wait_root(client, root, pred, timeout, step=1.0):
+    """Asks ROOTS until pred(the line of `root`) holds, woken by ROOT pushes for it: (done, the
+    last line, None while ROOTS did not list it)."""
+    def attempt():
+        line = root_line(client, root)
+        return line is not None and pred(line), line
+    return client.until(attempt, timeout, step, lambda l: l.kind == "ROOT" and l.path == root)
+
+
 def wait_root_ready(client, root, timeout=60):
     """Waits until ROOTS shows `root` without scanning=1 (after a start or a rescan)."""
-    deadline = now() + timeout
-    while True:
-        a = client.ok("ROOTS")
-        line = next((l for l in a.data if l.path == root), None)
-        check(line is not None, f"root {root} missing from ROOTS: {a!r}")
-        if line.opts.get("scanning") != "1":
-            return line
-        left = deadline - now()
-        if left <= 0:
-            raise CaseFail(f"root {root} still scanning after {timeout}s")
-        # A ROOT push without scanning=1 is the signal; re-ask ROOTS at least every second
-        # in case the push was coalesced.
-        try:
-            client.wait_push(lambda l: l.kind == "ROOT" and l.path == root and l.opts.get("scanning") != "1",
-                             min(1.0, left), "root ready")
-        except CaseFail:
-            pass
+    check(root_line(client, root) is not None, f"root {root} missing from ROOTS")
+    done, line = wait_root(client, root, lambda l: l.opts.get("scanning") != "1", timeout)
+    check(done, f"root {root} still scanning after {timeout}s" if line else f"root {root} gone from ROOTS")
+    return line
 
 
 # --------------------------------------------------------------------------------------
@@ -488,23 +518,6 @@ def mount(ctx, args, target):
 def require_root():
     if os.geteuid() != 0:
         raise CaseSkip("needs root")
-
-
-def inotify_watches_in_use(uid=0):
-    """Inotify watches held by every process of `uid` (the limit is per user)."""
-    total = 0
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            if os.stat(f"/proc/{pid}").st_uid != uid:
-                continue
-            for fd in os.listdir(f"/proc/{pid}/fdinfo"):
-                with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                    total += sum(1 for l in f if l.startswith("inotify wd:"))
-        except OSError:
-            continue
-    return total
 
 
 def file_hash(path):

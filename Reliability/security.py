@@ -91,8 +91,7 @@ def symlinks(ctx):
     door = ctx.mkdir("door")
     os.symlink(root, os.path.join(door, "into-root"))        # from outside into the root
     daemon = Daemon(ctx).start()
-    admin = daemon.client("admin")
-    admin.ok("ADD-ROOT", root, timeout=60)
+    admin = daemon.admin(root)
     v = daemon.client()
 
     listing = {os.path.basename(l.path): l for l in v.ok("LIST", root).data}
@@ -141,10 +140,8 @@ def bad_paths(ctx):
     with open(os.path.join(root, "a.txt"), "w") as f:
         f.write("x")
     daemon = Daemon(ctx).start()
-    admin = daemon.client("admin")
-    admin.ok("ADD-ROOT", root, timeout=60)
-    prov = daemon.client("provider", "engine")
-    prov.ok("CLAIM", root)
+    admin = daemon.admin(root)
+    prov = daemon.engine(root)
     verbs = [
         (admin, "ADD-ROOT", lambda p: [p]), (admin, "REMOVE-ROOT", lambda p: [p]),
         (admin, "STATUS", lambda p: [p]), (admin, "STATUS", lambda p: [root, p]),

@@ -52,10 +52,8 @@ def run(ctx):
         with open(os.path.join(root, "base", f"b{i:02d}"), "w") as f:
             f.write("x")
     daemon = Daemon(ctx).start()
-    admin = daemon.client("admin")
-    admin.ok("ADD-ROOT", root, timeout=60)
-    provider = daemon.client("provider", "engine")
-    provider.ok("CLAIM", root)
+    admin = daemon.admin(root)
+    provider = daemon.engine(root)
     provider.ok("SET", "synced", root, "recursive=1")
     base = daemon.stats(admin)
     base_fds = daemon.fd_count()
