@@ -393,7 +393,7 @@ class Context:
         self.tmp = os.path.realpath(tempfile.mkdtemp(prefix=f"sbrel-{name}-"))
         self.daemons = []
         self.clients = []
-        self.logs = []                     # (label, LogCapture)
+        self.logs = []                     # (label, testing.DaemonLog)
         self.cleanups = []                 # LIFO callbacks
         self.notes = []
 
