@@ -72,7 +72,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .target(name: "SyncBadgeClient", dependencies: ["SyncBadgeCore"], swiftSettings: strict),
+        .target(name: "SyncBadgeClient", dependencies: ["SyncBadgeProtocol"], swiftSettings: strict),
         .executableTarget(
             name: "syncbadged",
             dependencies: [
@@ -85,7 +85,7 @@ let package = Package(
         .executableTarget(
             name: "syncbadge",
             dependencies: [
-                "SyncBadgeClient", "SyncBadgeCore",
+                "SyncBadgeClient", "SyncBadgeProtocol", "SyncBadgeCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict,
@@ -96,7 +96,7 @@ let package = Package(
         .target(
             name: "SyncthingAdapter",
             dependencies: [
-                "SyncBadgeClient", "SyncBadgeCore",
+                "SyncBadgeClient", "SyncBadgeProtocol", "SyncBadgeCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -121,7 +121,7 @@ let package = Package(
         // states, tested with recorded output; the git command line and the daemon at the edges.
         .target(
             name: "GitAdapter",
-            dependencies: ["SyncBadgeClient", "SyncBadgeCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SyncBadgeClient", "SyncBadgeProtocol", "SyncBadgeCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -144,6 +144,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .testTarget(name: "SyncBadgeProtocolTests", dependencies: ["SyncBadgeProtocol"], swiftSettings: strict),
         .testTarget(name: "SyncBadgeCoreTests", dependencies: ["SyncBadgeCore", "SyncBadgeProtocol"], swiftSettings: strict),
         .testTarget(
             name: "SyncBadgeWatcherTests",
