@@ -7,91 +7,6 @@ import Synchronization
 import SyncBadgeClient
 import SyncBadgeCore
 
-/// The daemon, as the adapter's loop uses it: report states, read generations and pending
-/// paths, register roots. Behind a protocol so that the loop's decisions are testable.
-public protocol BadgeDaemon: AnyObject {
-    func set(_ s: SetRequest) throws -> SetOutcome
-    /// The path's current generation, nil when the daemon knows no such path.
-    func generation(of path: String) throws -> UInt64?
-    /// `CHANGES <root>`: every pending path with its generation.
-    func pending(root: String) throws -> [(String, UInt64)]
-    func addRoot(_ path: String) throws
-    func reconnect() throws
-}
-
-/// Two connections: a provider one for `SET`, `STATUS` and `CHANGES`, and an admin one,
-/// opened when a root has to be added.
-public final class SocketBadgeDaemon: BadgeDaemon {
-    let socketPath: String
-    let name: String
-    var connection: Connection?
-
-    public init(socketPath: String, name: String) {
-        self.socketPath = socketPath
-        self.name = name
-    }
-
-    func conn() throws -> Connection {
-        if let connection { return connection }
-        let c = try Self.open(socketPath, role: .provider, name: name + "-state")
-        connection = c
-        return c
-    }
-
-    /// A connection that asks for no `* ROOT` pushes: nothing reads pushes on it, and unread
-    /// ones would pile up in its buffer, or reset the connection when it closes.
-    static func open(_ socketPath: String, role: Role, name: String) throws -> Connection {
-        try Connection(socketPath: socketPath, role: role, name: name, rootPushes: false, timeout: 30)
-    }
-
-    /// One retry on a fresh connection: the daemon may have restarted since the last request.
-    func request(_ r: Request) throws -> Reply {
-        do {
-            return try conn().request(r, timeout: 30)
-        } catch ClientError.closed, ClientError.timeout {
-            connection = nil
-            return try conn().request(r, timeout: 30)
-        }
-    }
-
-    public func set(_ s: SetRequest) throws -> SetOutcome {
-        do {
-            return SetOutcome(ok: try request(s.request).ok)
-        } catch ClientError.server(code: SetOutcome.notFoundCode, _) {
-            return .notFound
-        }
-    }
-
-    public func generation(of path: String) throws -> UInt64? {
-        do {
-            let r = try request(.status(Array(path.utf8)))
-            return r.data.compactMap(Item.init).first?.gen
-        } catch ClientError.server(code: "not-found", _) {
-            return nil
-        } catch ClientError.server(code: "outside", _) {
-            return nil
-        }
-    }
-
-    public func pending(root: String) throws -> [(String, UInt64)] {
-        try request(.changes(Array(root.utf8))).data.compactMap(Item.init).map {
-            (String(decoding: $0.path, as: UTF8.self), $0.gen ?? 0)
-        }
-    }
-
-    public func addRoot(_ path: String) throws {
-        let admin = try Self.open(socketPath, role: .admin, name: name + "-admin")
-        _ = try admin.request(.addRoot(Array(path.utf8)), timeout: 600)
-        // A goodbye, so that the daemon closes first and nothing is left unread.
-        _ = try? admin.request(.bye, timeout: 5)
-    }
-
-    public func reconnect() throws {
-        connection = nil
-        _ = try conn()
-    }
-}
-
 /// What arrives on the provider connection.
 public enum DaemonPush: Sendable, Equatable {
     /// Connected (again): `epoch` tells whether the daemon restarted.
@@ -103,27 +18,6 @@ public enum DaemonPush: Sendable, Equatable {
     /// `reply`: the token to `ANSWER` with, when the client asked for an answer (1.2).
     case action(id: String, paths: [String], target: String?, reply: String?)
     case lost
-}
-
-/// A menu or toolbar item the adapter defines.
-public struct MenuDefinition: Sendable, Equatable {
-    public var kind: String
-    public var id: String
-    public var title: String
-    public var states: [SyncState]
-    public var enabled: Bool
-    public init(kind: String, id: String, title: String, states: [SyncState] = [], enabled: Bool = true) {
-        self.kind = kind; self.id = id; self.title = title; self.states = states; self.enabled = enabled
-    }
-}
-
-/// The toolbar item an adapter defines.
-public struct ToolbarDefinition: Sendable, Equatable {
-    public var name: String
-    public var tooltip: String
-    public init(name: String, tooltip: String) {
-        self.name = name; self.tooltip = tooltip
-    }
 }
 
 /// The provider connection that holds the claims: one thread owns it, waits on it and on a
