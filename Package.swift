@@ -40,10 +40,17 @@ let package = Package(
         // glibc's <malloc.h>, for the daemon's allocator settings (Daemon.tuneAllocator).
         .systemLibrary(name: "CMalloc"),
         .target(name: "SyncBadgeCore", swiftSettings: strict),
+        // What crosses from the watcher thread to the engine (`WatcherMessage`, the `WatcherControl`
+        // port, `FileStat`): pure values and one lstat, so that the server links no libinotifytools.
+        .target(
+            name: "SyncBadgeWatchEvents",
+            dependencies: ["SyncBadgeCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         .target(
             name: "SyncBadgeWatcher",
             dependencies: [
-                "CInotifyTools", "SyncBadgeCore",
+                "CInotifyTools", "SyncBadgeCore", "SyncBadgeWatchEvents",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -62,7 +69,7 @@ let package = Package(
         .target(
             name: "SyncBadgeServer",
             dependencies: [
-                "CMalloc", "SyncBadgeCore", "SyncBadgeWatcher", "SyncBadgeStore",
+                "CMalloc", "SyncBadgeCore", "SyncBadgeWatchEvents", "SyncBadgeStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -73,7 +80,7 @@ let package = Package(
         .executableTarget(
             name: "syncbadged",
             dependencies: [
-                "SyncBadgeServer",
+                "SyncBadgeServer", "SyncBadgeWatcher",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -135,7 +142,7 @@ let package = Package(
         .executableTarget(
             name: "syncbadge-soak",
             dependencies: [
-                "SyncBadgeServer", "SyncBadgeClient", "SyncBadgeCore", "SyncBadgeWatcher",
+                "SyncBadgeServer", "SyncBadgeClient", "SyncBadgeCore", "SyncBadgeWatcher", "SyncBadgeWatchEvents",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -144,7 +151,7 @@ let package = Package(
         .testTarget(name: "SyncBadgeCoreTests", dependencies: ["SyncBadgeCore"], swiftSettings: strict),
         .testTarget(
             name: "SyncBadgeWatcherTests",
-            dependencies: ["SyncBadgeWatcher", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SyncBadgeWatcher", "SyncBadgeWatchEvents", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .testTarget(
@@ -172,7 +179,7 @@ let package = Package(
         .testTarget(
             name: "SyncBadgeServerTests",
             dependencies: [
-                "SyncBadgeServer", "SyncBadgeCore", "SyncBadgeStore", "SyncBadgeWatcher",
+                "SyncBadgeServer", "SyncBadgeCore", "SyncBadgeStore", "SyncBadgeWatchEvents",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

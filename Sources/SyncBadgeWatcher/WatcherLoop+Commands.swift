@@ -4,6 +4,7 @@ import Glibc
 import CInotifyTools
 import Logging
 import SyncBadgeCore
+import SyncBadgeWatchEvents
 
 /// The engine's commands to the watcher thread (add or remove a root, a barrier, a change of
 /// mounts, shutdown), run in order between inotify events; answers go back as messages in

@@ -4,6 +4,7 @@ import Glibc
 import CInotifyTools
 import Logging
 import SyncBadgeCore
+import SyncBadgeWatchEvents
 
 /// Turning raw inotify events into `WatcherMessage`s (the engine's commands: WatcherLoop+Commands).
 extension WatcherLoop {

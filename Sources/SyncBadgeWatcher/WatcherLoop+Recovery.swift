@@ -4,6 +4,7 @@ import Glibc
 import CInotifyTools
 import Logging
 import SyncBadgeCore
+import SyncBadgeWatchEvents
 
 /// When the watcher must look again by itself, because inotify cannot tell it: after queue
 /// overflows (rescans, backed off when they repeat), for roots over the watch limit (periodic

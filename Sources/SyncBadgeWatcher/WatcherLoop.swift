@@ -4,6 +4,7 @@ import Glibc
 import CInotifyTools
 import Logging
 import SyncBadgeCore
+import SyncBadgeWatchEvents
 
 /// The watcher thread's state. Only that thread touches it.
 ///
