@@ -1,10 +1,5 @@
 import SyncBadgeCore
 
-/// What kind of local change a `changed` event is.
-public enum ChangeKind: String, Sendable {
-    case create, modify, attrib
-}
-
 /// What the watcher thread tells the engine, in order: the file events the kernel reported,
 /// and the answers to the engine's commands (a root's scan, a barrier) in their place among
 /// them, so that an answer is applied after every event that came before it.
@@ -32,4 +27,9 @@ public enum WatcherMessage: Sendable {
     case barrier(token: UInt64)
     /// The kernel queue overflowed; rescans follow.
     case overflow
+}
+
+/// What kind of local change a `changed` event is.
+public enum ChangeKind: String, Sendable {
+    case create, modify, attrib
 }

@@ -1,9 +1,3 @@
-/// A directory's device and inode.
-struct DirectoryIdentity: Equatable {
-    var device: UInt64
-    var inode: UInt64
-}
-
 /// What tells that a root vanished and that it came back: what each root's directory was when
 /// watched (another one at its path after a mount change means the watched one is gone), which
 /// roots were mount points (they come back only as mount points), and the sentinel watches on
@@ -68,4 +62,10 @@ struct VanishedRoots {
         }
         return roots
     }
+}
+
+/// A directory's device and inode.
+struct DirectoryIdentity: Equatable {
+    var device: UInt64
+    var inode: UInt64
 }

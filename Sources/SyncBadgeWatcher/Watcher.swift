@@ -151,15 +151,3 @@ public final class Watcher: StoppableWatcher {
         }
     }
 }
-
-public enum WatcherError: Error, CustomStringConvertible {
-    case controlFile(String)
-    case initialise(String)
-
-    public var description: String {
-        switch self {
-        case .controlFile(let why): "cannot create the watcher's control file: \(why)"
-        case .initialise(let why): "cannot initialise inotify: \(why)"
-        }
-    }
-}
