@@ -9,10 +9,12 @@ struct TreeChangeLog: Sendable {
 
     func isTouched(_ id: StateTree.NodeID) -> Bool { before[id] != nil }
 
-    /// The first touch of a node in this batch, with what viewers saw of it then.
+    /// The first touch of a node in this batch (the caller asked `isTouched` first, so as to
+    /// build the view only then), with what viewers saw of it then. One hash update, not a
+    /// lookup and an insert: every event touches each of its ancestors.
     mutating func touched(_ id: StateTree.NodeID, before view: ItemView?) {
-        guard before[id] == nil else { return }
-        before[id] = .some(view)
+        let old = before.updateValue(view, forKey: id)
+        assert(old == nil, "a node's view before the batch is recorded once")
         order.append(id)
     }
 
