@@ -28,8 +28,8 @@ def other_uid(ctx):
     # other users out. To test the daemon's own SO_PEERCRED check we have to let the other
     # user reach the socket: open the path to it (search on the dirs, write on the socket).
     os.chmod(ctx.tmp, 0o711)
-    os.chmod(os.path.dirname(daemon.sock), 0o711)
-    os.chmod(daemon.sock, 0o666)
+    os.chmod(os.path.dirname(daemon.socket), 0o711)
+    os.chmod(daemon.socket, 0o666)
     client = ("import socket,sys\n"
               "s=socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1]); print('connected', flush=True)\n"
               "s.sendall(b'1 HELLO proto=1 role=admin\\n2 ROOTS\\n')\n"
@@ -40,7 +40,7 @@ def other_uid(ctx):
               "    data+=c\n"
               "print(data.decode(errors='replace'), end=''); print('EOF')\n")
     r = subprocess.run(["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups",
-                        py, "-c", client, daemon.sock], capture_output=True, text=True, timeout=30)
+                        py, "-c", client, daemon.socket], capture_output=True, text=True, timeout=30)
     out = r.stdout.splitlines()
     check(out and out[0] == "connected", f"the other user could not even connect (so nothing was tested): {r.stdout} {r.stderr}")
     answers = out[1:-1]
@@ -70,7 +70,7 @@ def socket_dir(ctx):
         daemon.log.thread.join(5)
         msg = daemon.log.text()
         check(rc != 0, f"socket dir {label}: exit status 0")
-        check(not os.path.exists(daemon.sock), f"socket dir {label}: it bound the socket anyway")
+        check(not os.path.exists(daemon.socket), f"socket dir {label}: it bound the socket anyway")
         check(d in msg or os.path.basename(d) in msg, f"socket dir {label}: the message does not name the directory: {msg[-300:]!r}")
         results.append(f"{label}: exit {rc}")
         last = [l for l in msg.splitlines() if l.strip()][-1]
@@ -91,8 +91,7 @@ def symlinks(ctx):
     door = ctx.mkdir("door")
     os.symlink(root, os.path.join(door, "into-root"))        # from outside into the root
     daemon = Daemon(ctx).start()
-    admin = daemon.client("admin")
-    admin.ok("ADD-ROOT", root, timeout=60)
+    admin = daemon.admin(root)
     v = daemon.client()
 
     listing = {os.path.basename(l.path): l for l in v.ok("LIST", root).data}
@@ -141,10 +140,8 @@ def bad_paths(ctx):
     with open(os.path.join(root, "a.txt"), "w") as f:
         f.write("x")
     daemon = Daemon(ctx).start()
-    admin = daemon.client("admin")
-    admin.ok("ADD-ROOT", root, timeout=60)
-    prov = daemon.client("provider", "engine")
-    prov.ok("CLAIM", root)
+    admin = daemon.admin(root)
+    prov = daemon.engine(root)
     verbs = [
         (admin, "ADD-ROOT", lambda p: [p]), (admin, "REMOVE-ROOT", lambda p: [p]),
         (admin, "STATUS", lambda p: [p]), (admin, "STATUS", lambda p: [root, p]),

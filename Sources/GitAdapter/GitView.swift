@@ -1,19 +1,28 @@
+import SyncBadgeProtocol
+
 /// A state for the daemon, in its terms.
 public struct Verdict: Sendable, Hashable, CustomStringConvertible {
-    public var state: String
+    public var state: SyncState
     public var message: String?
     public var progress: Int?
 
-    public init(_ state: String, _ message: String? = nil, progress: Int? = nil) {
+    public init(_ state: SyncState, _ message: String? = nil, progress: Int? = nil) {
         self.state = state; self.message = message; self.progress = progress
     }
 
-    public static let synced = Verdict("synced")
-    public static let ignored = Verdict("ignored")
-    public static let noUpstream = Verdict("pending", "no upstream")
+    public static let synced = Verdict(.synced)
+    public static let ignored = Verdict(.ignored)
+    public static let noUpstream = Verdict(.pending, "no upstream")
 
     public var description: String {
-        state + (message.map { " (\($0))" } ?? "") + (progress.map { " \($0)%" } ?? "")
+        state.name + (message.map { " (\($0))" } ?? "") + (progress.map { " \($0)%" } ?? "")
+    }
+}
+
+extension Verdict {
+    /// The `SET` that shows this verdict on `path`.
+    public func set(_ path: [UInt8], gen: UInt64?, recursive: Bool = false) -> SetRequest {
+        SetRequest(state, path, gen: gen, progress: progress.map { UInt8(clamping: $0) }, message: message, recursive: recursive)
     }
 }
 
@@ -96,19 +105,19 @@ public struct GitView: Sendable, Equatable {
         if ancestorIgnored || Self.isGitDirectory(rel) { return .ignored }
         if isDirectory && ignoredDirectories.contains(rel) { return .ignored }
         if let f = flags[rel] {
-            if let c = f.conflict { return Verdict("conflict", c) }
-            if f.worktreeDeleted { return Verdict("pending", "deleted") }
-            if f.worktreeModified { return Verdict("pending", "modified") }
-            if f.staged { return Verdict("pending", "staged") }
-            if f.untracked { return Verdict("pending", "untracked") }
+            if let c = f.conflict { return Verdict(.conflict, c) }
+            if f.worktreeDeleted { return Verdict(.pending, "deleted") }
+            if f.worktreeModified { return Verdict(.pending, "modified") }
+            if f.staged { return Verdict(.pending, "staged") }
+            if f.untracked { return Verdict(.pending, "untracked") }
             if f.ignored { return .ignored }
         }
-        if let n = unpushed[rel] { return Verdict("pending", "not pushed: \(n) commit\(n == 1 ? "" : "s")") }
+        if let n = unpushed[rel] { return Verdict(.pending, "not pushed: \(n) commit\(n == 1 ? "" : "s")") }
         if !untrackedDirectories.isEmpty {
             var p = rel
             while let slash = p.lastIndex(of: UInt8(ascii: "/")) {
                 p.removeSubrange(slash...)
-                if untrackedDirectories.contains(p) { return Verdict("pending", "untracked") }
+                if untrackedDirectories.contains(p) { return Verdict(.pending, "untracked") }
             }
         }
         if gone {
@@ -128,13 +137,13 @@ public struct GitView: Sendable, Equatable {
         let prefix = rel + [UInt8(ascii: "/")]
         var staged = false
         for (path, f) in flags where path.starts(with: prefix) {
-            if f.worktreeDeleted { return Verdict("pending", "deleted") }
+            if f.worktreeDeleted { return Verdict(.pending, "deleted") }
             if f.staged { staged = true }
         }
-        if staged { return Verdict("pending", "staged") }
+        if staged { return Verdict(.pending, "staged") }
         var most = 0
         for (path, n) in unpushed where path.starts(with: prefix) { most = max(most, n) }
-        return most > 0 ? Verdict("pending", "not pushed: \(most) commit\(most == 1 ? "" : "s")") : nil
+        return most > 0 ? Verdict(.pending, "not pushed: \(most) commit\(most == 1 ? "" : "s")") : nil
     }
 
     /// `.git` at the top level (a directory, or the file of a linked worktree or submodule).

@@ -49,8 +49,8 @@ final class Repository {
     /// The top level's own state: a running operation, git's error, or the branch's baseline.
     func rootVerdict(baseline: Verdict) -> Verdict {
         if let op = operation { return op.verdict }
-        if let e = statusError { return Verdict("error", e) }
-        if let e = operationError { return Verdict("error", e) }
+        if let e = statusError { return Verdict(.error, e) }
+        if let e = operationError { return Verdict(.error, e) }
         return baseline
     }
 }
@@ -75,7 +75,7 @@ final class GitOperation {
 
     var verdict: Verdict {
         let what = "git \(kind)" + (reader.phase.map { ": \($0)" } ?? "")
-        return Verdict("syncing", what, progress: reader.percent ?? 0)
+        return Verdict(.syncing, what, progress: reader.percent ?? 0)
     }
 }
 

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Logging
+import SyncBadgeProtocol
 
 /// What stops the adapter for good.
 public enum AdapterFailure: Error, CustomStringConvertible {
@@ -54,8 +55,8 @@ public final class SyncthingBridge {
     static let menus = [
         MenuDefinition(kind: "items", id: "syncthing.rescan", title: "Rescan now"),
         MenuDefinition(kind: "container", id: "syncthing.rescan", title: "Rescan now"),
-        MenuDefinition(kind: "items", id: "syncthing.keep-this", title: "Keep this copy", states: ["conflict"]),
-        MenuDefinition(kind: "items", id: "syncthing.keep-other", title: "Keep the other copy", states: ["conflict"]),
+        MenuDefinition(kind: "items", id: "syncthing.keep-this", title: "Keep this copy", states: [.conflict]),
+        MenuDefinition(kind: "items", id: "syncthing.keep-other", title: "Keep the other copy", states: [.conflict]),
         MenuDefinition(kind: "items", id: "syncthing.view", title: "Show Syncthing's view"),
     ] + toolbarMenus(paused: false)
 
@@ -137,7 +138,7 @@ public final class SyncthingBridge {
                     logger.warning("Syncthing went away (\(error)); retrying")
                     saidLost = true
                     for f in mapper.folders.values.sorted(by: { $0.id < $1.id }) {
-                        _ = try? daemon.set(BadgeSet("error", f.path, message: "Syncthing is not running; the adapter retries"))
+                        _ = try? daemon.set(SetRequest(.error, f.path, message: "Syncthing is not running; the adapter retries"))
                     }
                 }
                 try await Task.sleep(for: .seconds(backoff))
@@ -275,12 +276,13 @@ public final class SyncthingBridge {
                 case .set(let s):
                     let outcome = try daemon.set(s)
                     logger.debug("\(s) → \(outcome)")
-                    if s.state == "syncing" {
-                        syncingPaths.insert(s.path)
+                    let path = s.pathString
+                    if s.state == .syncing {
+                        syncingPaths.insert(path)
                     } else if s.recursive {
-                        syncingPaths = syncingPaths.filter { $0 != s.path && !$0.hasPrefix(s.path + "/") }
+                        syncingPaths = syncingPaths.filter { $0 != path && !$0.hasPrefix(path + "/") }
                     } else {
-                        syncingPaths.remove(s.path)
+                        syncingPaths.remove(path)
                     }
                 case .check(let folder, let names):
                     try await check(folder, names)
@@ -293,7 +295,7 @@ public final class SyncthingBridge {
                     // No transfer goes on in a folder Syncthing no longer shares.
                     for f in removed {
                         for p in syncingPaths.filter({ $0 == f.path || $0.hasPrefix(f.path + "/") }).sorted() {
-                            await perform([.set(BadgeSet("pending", p, message: "Syncthing no longer shares this folder"))])
+                            await perform([.set(SetRequest(.pending, p, message: "Syncthing no longer shares this folder"))])
                         }
                     }
                     channel.follow(roots: mapper.claimedRoots)
@@ -334,7 +336,7 @@ public final class SyncthingBridge {
             if name.isEmpty {
                 // The root itself (it carried a transfer or an error of a file inside).
                 let complete = needHere.isEmpty && neededBy.values.allSatisfy(\.isEmpty)
-                await perform([.set(BadgeSet(complete ? "synced" : "pending", path, gen: gen))])
+                await perform([.set(SetRequest(complete ? .synced : .pending, path, gen: gen))])
                 continue
             }
             let disk = fs.identity(path)

@@ -7,19 +7,10 @@ import Synchronization
 import SyncBadgeClient
 import SyncBadgeCore
 
-/// What the daemon answered to a `SET`.
-public enum SetOutcome: Sendable, Equatable {
-    case applied
-    /// A write landed after the generation the adapter confirmed: the path stays `pending`.
-    case stale
-    /// The path does not exist (and has no tombstone).
-    case notFound
-}
-
 /// The daemon, as the adapter's loop uses it: report states, read generations and pending
 /// paths, register roots. Behind a protocol so that the loop's decisions are testable.
 public protocol BadgeDaemon: AnyObject {
-    func set(_ s: BadgeSet) throws -> SetOutcome
+    func set(_ s: SetRequest) throws -> SetOutcome
     /// The path's current generation, nil when the daemon knows no such path.
     func generation(of path: String) throws -> UInt64?
     /// `CHANGES <root>`: every pending path with its generation.
@@ -42,46 +33,38 @@ public final class SocketBadgeDaemon: BadgeDaemon {
 
     func conn() throws -> Connection {
         if let connection { return connection }
-        let c = try Self.open(socketPath, role: "provider", name: name + "-state")
+        let c = try Self.open(socketPath, role: .provider, name: name + "-state")
         connection = c
         return c
     }
 
     /// A connection that asks for no `* ROOT` pushes: nothing reads pushes on it, and unread
     /// ones would pile up in its buffer, or reset the connection when it closes.
-    static func open(_ socketPath: String, role: String, name: String) throws -> Connection {
-        let c = try Connection(socketPath: socketPath)
-        _ = try c.request("HELLO", [.word("proto=1"), .option("role", role), .option("name", name), .option("roots", "0")], timeout: 30)
-        return c
+    static func open(_ socketPath: String, role: Role, name: String) throws -> Connection {
+        try Connection(socketPath: socketPath, role: role, name: name, rootPushes: false, timeout: 30)
     }
 
     /// One retry on a fresh connection: the daemon may have restarted since the last request.
-    func request(_ verb: String, _ fields: [RequestField]) throws -> Reply {
+    func request(_ r: Request) throws -> Reply {
         do {
-            return try conn().request(verb, fields, timeout: 30)
+            return try conn().request(r, timeout: 30)
         } catch ClientError.closed, ClientError.timeout {
             connection = nil
-            return try conn().request(verb, fields, timeout: 30)
+            return try conn().request(r, timeout: 30)
         }
     }
 
-    public func set(_ s: BadgeSet) throws -> SetOutcome {
-        var fields: [RequestField] = [.word(s.state), .path(Array(s.path.utf8))]
-        if let g = s.gen { fields.append(.option("gen", String(g))) }
-        if let p = s.progress { fields.append(.option("progress", String(p))) }
-        if let m = s.message { fields.append(.option("message", m)) }
-        if s.recursive { fields.append(.option("recursive", "1")) }
+    public func set(_ s: SetRequest) throws -> SetOutcome {
         do {
-            let r = try request("SET", fields)
-            return r.ok.option("stale") == "1" ? .stale : .applied
-        } catch ClientError.server(code: "not-found", _) {
+            return SetOutcome(ok: try request(s.request).ok)
+        } catch ClientError.server(code: SetOutcome.notFoundCode, _) {
             return .notFound
         }
     }
 
     public func generation(of path: String) throws -> UInt64? {
         do {
-            let r = try request("STATUS", [.path(Array(path.utf8))])
+            let r = try request(.status(Array(path.utf8)))
             return r.data.compactMap(Item.init).first?.gen
         } catch ClientError.server(code: "not-found", _) {
             return nil
@@ -91,16 +74,16 @@ public final class SocketBadgeDaemon: BadgeDaemon {
     }
 
     public func pending(root: String) throws -> [(String, UInt64)] {
-        try request("CHANGES", [.path(Array(root.utf8))]).data.compactMap(Item.init).map {
+        try request(.changes(Array(root.utf8))).data.compactMap(Item.init).map {
             (String(decoding: $0.path, as: UTF8.self), $0.gen ?? 0)
         }
     }
 
     public func addRoot(_ path: String) throws {
-        let admin = try Self.open(socketPath, role: "admin", name: name + "-admin")
-        _ = try admin.request("ADD-ROOT", [.path(Array(path.utf8))], timeout: 600)
+        let admin = try Self.open(socketPath, role: .admin, name: name + "-admin")
+        _ = try admin.request(.addRoot(Array(path.utf8)), timeout: 600)
         // A goodbye, so that the daemon closes first and nothing is left unread.
-        _ = try? admin.request("BYE", [], timeout: 5)
+        _ = try? admin.request(.bye, timeout: 5)
     }
 
     public func reconnect() throws {
@@ -127,9 +110,9 @@ public struct MenuDefinition: Sendable, Equatable {
     public var kind: String
     public var id: String
     public var title: String
-    public var states: [String]
+    public var states: [SyncState]
     public var enabled: Bool
-    public init(kind: String, id: String, title: String, states: [String] = [], enabled: Bool = true) {
+    public init(kind: String, id: String, title: String, states: [SyncState] = [], enabled: Bool = true) {
         self.kind = kind; self.id = id; self.title = title; self.states = states; self.enabled = enabled
     }
 }
@@ -261,7 +244,7 @@ public final class ProviderChannel: Sendable {
 
     /// One connection's life: returns when the roots shrank, throws when the daemon went away.
     func session(connected: () -> Void) throws {
-        let c = try Connection(socketPath: socketPath, role: "provider", name: name)
+        let c = try Connection(socketPath: socketPath, role: .provider, name: name)
         logger.info("provider connection to syncbadged open", metadata: ["epoch": "\(c.epoch)"])
         connected()
         var definedMenus: [MenuDefinition] = []
@@ -279,22 +262,16 @@ public final class ProviderChannel: Sendable {
             }
             if stopping { return }
             for m in menus where !definedMenus.contains(m) {
-                var f: [RequestField] = [.word(m.kind), .word(m.id), .option("title", m.title)]
-                if !m.states.isEmpty { f.append(.option("states", m.states.joined(separator: ","))) }
-                if !m.enabled { f.append(.word("enabled=0")) }
-                _ = try c.request("DEFINE-MENU", f, timeout: 30)
+                _ = try c.request(.defineMenu(kind: m.kind, id: m.id, title: m.title, states: m.states, enabled: m.enabled), timeout: 30)
             }
             definedMenus = menus
             if let toolbar, toolbar != definedToolbar {
-                _ = try c.request("DEFINE-TOOLBAR", [.option("name", toolbar.name), .option("tooltip", toolbar.tooltip)], timeout: 30)
+                _ = try c.request(.defineToolbar(name: toolbar.name, tooltip: toolbar.tooltip), timeout: 30)
                 definedToolbar = toolbar
             }
             for a in answers {
-                var f: [RequestField] = [.word(a.token)]
-                if let m = a.message { f.append(.option("message", m)) }
-                if a.failed { f.append(.word("failed=1")) }
                 do {
-                    _ = try c.request("ANSWER", f, timeout: 30)
+                    _ = try c.request(.answer(a.token, message: a.message, failed: a.failed), timeout: 30)
                 } catch ClientError.server(let code, let message) {
                     // Too late (the client's 10 seconds passed) or the client went away.
                     logger.debug("answer \(a.token): \(code) \(message ?? "")")
@@ -304,7 +281,7 @@ public final class ProviderChannel: Sendable {
                 guard canUnclaim else { return }
                 for r in claimed.subtracting(roots).sorted() {
                     do {
-                        _ = try c.request("UNCLAIM", [.path(Array(r.utf8))], timeout: 30)
+                        _ = try c.request(.unclaim(Array(r.utf8)), timeout: 30)
                     } catch ClientError.server(let code, let message) {
                         // The root went first (removed), which ended the claim.
                         logger.debug("unclaim \(r): \(code) \(message ?? "")")
@@ -315,8 +292,8 @@ public final class ProviderChannel: Sendable {
             }
             for r in roots where !claimed.contains(r) {
                 do {
-                    _ = try c.request("CLAIM", [.path(Array(r.utf8))], timeout: 30)
-                    _ = try c.request("SUBSCRIBE-CHANGES", [.path(Array(r.utf8))], timeout: 30)
+                    _ = try c.request(.claim(Array(r.utf8)), timeout: 30)
+                    _ = try c.request(.subscribeChanges(Array(r.utf8)), timeout: 30)
                     claimed.insert(r)
                 } catch ClientError.server(let code, let message) {
                     // Not a root yet (the loop adds it first) or claimed by another engine.

@@ -4,7 +4,7 @@ import Glibc
 import ArgumentParser
 import FoundationEssentials
 import SyncBadgeClient
-import SyncBadgeCore
+import SyncBadgeProtocol
 
 /// `syncbadge menu`: the context menu a file browser would show.
 struct Menu: ParsableCommand {
@@ -29,7 +29,7 @@ struct Menu: ParsableCommand {
         if let target { fields.append(.option("target", CLI.absolute(target))) }
         let selected = (paths.isEmpty && target == nil ? ["."] : paths).map(CLI.absolute)
         fields += selected.map { .path($0) }
-        let reply = CLI.run(selected.first) { try c.request("MENU", fields) }
+        let reply = CLI.run(selected.first) { try c.request(Request(.menu, fields)) }
         for m in reply.data where m.kind == "MENUITEM" {
             let id = m.fields.first?.string ?? "?"
             let enabled = m.option("enabled") != "0"
@@ -82,7 +82,7 @@ struct Action: ParsableCommand {
         let what = selected.first ?? target.map(CLI.absolute)
         let reply: Reply
         do {
-            reply = try c.request("ACTION", fields)
+            reply = try c.request(Request(.action, fields))
         } catch ClientError.server(let code, let message) where code == "failed" || code == "timeout" {
             let text = message ?? (code == "failed" ? "the sync engine reported a failure" : "the sync engine did not answer in time")
             if json {
@@ -116,7 +116,7 @@ struct Toolbar: ParsableCommand {
 
     func run() throws {
         let c = try connection.connect()
-        let reply = CLI.run(nil) { try c.request("TOOLBAR") }
+        let reply = CLI.run(nil) { try c.request(Request(.toolbar)) }
         for m in reply.data where m.kind == "TOOLBAR" {
             let name = m.option("name") ?? "", tip = m.option("tooltip") ?? "", provider = m.option("provider") ?? ""
             if json {

@@ -4,7 +4,7 @@ import Glibc
 import ArgumentParser
 import FoundationEssentials
 import SyncBadgeClient
-import SyncBadgeCore
+import SyncBadgeProtocol
 
 /// `syncbadge set`: a provider's report, for shell-script sync engines.
 struct SetState: ParsableCommand {
@@ -47,23 +47,23 @@ struct SetState: ParsableCommand {
         if let progress, !(0...100).contains(progress) { throw ValidationError("--progress must be 0-100") }
         if let lease {
             guard (1...86_400).contains(lease) else { throw ValidationError("--lease must be 1-86400 seconds") }
-            guard state == "syncing" else { throw ValidationError("--lease applies to syncing only") }
+            guard SyncState(name: state) == .syncing else { throw ValidationError("--lease applies to syncing only") }
         }
     }
 
     func run() throws {
-        let c = try connection.connect(role: "provider")
-        var options: [RequestField] = []
-        if let progress { options.append(.word("progress=\(progress)")) }
-        if let message { options.append(.option("message", message)) }
-        if let gen { options.append(.word("gen=\(gen)")) }
-        if let badge { options.append(.option("badge", badge)) }
-        if recursive { options.append(.word("recursive=1")) }
-        if state == "syncing", c.capabilities.contains("lease") { options.append(.word("lease=\(lease ?? Self.defaultLease)")) }
+        let c = try connection.connect(role: .provider)
+        // `validate` accepted the name.
+        let state = SyncState(name: state) ?? .unknown
+        let lease = state == .syncing && c.capabilities.contains("lease") ? lease ?? Self.defaultLease : nil
         // Pipelined: every SET goes out at once and shares one commit.
         let targets = paths.map(CLI.absolute)
         var tags: [String] = []
-        for p in targets { tags.append(try c.send("SET", [.word(state), .path(p)] + options)) }
+        for p in targets {
+            let set = SetRequest(state, p, gen: gen, progress: progress.map { UInt8($0) }, message: message, badge: badge,
+                                 recursive: recursive, lease: lease)
+            tags.append(try c.send(set.request))
+        }
         var stale = false
         for (p, tag) in zip(targets, tags) {
             let reply = CLI.run(p) { try c.reply(to: tag) }
@@ -99,7 +99,7 @@ struct Changes: ParsableCommand {
 
     func run() throws {
         let path = CLI.absolute(root)
-        var c = try connection.connect(role: "provider")
+        var c = try connection.connect(role: .provider)
         guard follow else { return listAll(c, path) }
         CLI.unblockSignals()
         // When the daemon restarts, subscribe again and list everything again: what changed
@@ -107,14 +107,14 @@ struct Changes: ParsableCommand {
         while true {
             stream(c, path)
             Output.write("syncbadge: the daemon went away; waiting for it to come back\n", to: STDERR_FILENO)
-            c = connection.reconnect(role: "provider")
+            c = connection.reconnect(role: .provider)
         }
     }
 
     /// Lists, then prints each change pushed, until the daemon goes away.
     func stream(_ c: Connection, _ path: [UInt8]) {
         // Subscribe first so that nothing between the listing and the feed is missed.
-        _ = CLI.run(path) { try c.request("SUBSCRIBE-CHANGES", [.path(path)]) }
+        _ = CLI.run(path) { try c.request(Request(.subscribeChanges, [.path(path)])) }
         listAll(c, path)
         while true {
             guard let m = try? c.nextPush(timeout: nil) else { return }
@@ -139,7 +139,7 @@ struct Changes: ParsableCommand {
     }
 
     func listAll(_ c: Connection, _ path: [UInt8]) {
-        let reply = CLI.run(path) { try c.request("CHANGES", [.path(path)]) }
+        let reply = CLI.run(path) { try c.request(Request(.changes, [.path(path)])) }
         for i in reply.data.compactMap(Item.init) {
             if json { emit(JSON.item(i)) } else { emit(i.path) }
         }

@@ -5,6 +5,7 @@ import ArgumentParser
 import FoundationEssentials
 import SyncBadgeClient
 import SyncBadgeCore
+import SyncBadgeProtocol
 
 // Every command names itself: the default name comes from `String(describing: Self.self)`,
 // whose dynamic casts scan every protocol conformance of the static binary, for each
@@ -42,10 +43,10 @@ struct Add: ParsableCommand {
 
     func run() throws {
         let path = CLI.absolute(dir)
-        let c = try connection.connect(role: "admin")
+        let c = try connection.connect(role: .admin)
         var fields: [RequestField] = [.path(path)]
         if noDefaultIgnores { fields.append(.option("ignore-defaults", "0")) }
-        _ = CLI.run(path) { try c.request("ADD-ROOT", fields) }
+        _ = CLI.run(path) { try c.request(Request(.addRoot, fields)) }
         printLine("watching \(PathBytes.display(path))")
     }
 }
@@ -58,8 +59,8 @@ struct Remove: ParsableCommand {
 
     func run() throws {
         let path = CLI.absolute(dir)
-        let c = try connection.connect(role: "admin")
-        _ = CLI.run(path) { try c.request("REMOVE-ROOT", [.path(path)]) }
+        let c = try connection.connect(role: .admin)
+        _ = CLI.run(path) { try c.request(Request(.removeRoot, [.path(path)])) }
         printLine("removed \(PathBytes.display(path))")
     }
 }
@@ -72,23 +73,22 @@ struct Roots: ParsableCommand {
 
     func run() throws {
         let c = try connection.connect()
-        let reply = CLI.run(nil) { try c.request("ROOTS") }
-        let style = Style(badgeLines: json ? [] : CLI.run(nil) { try c.request("BADGES") }.data)
-        for m in reply.data where m.kind == "ROOT" {
-            guard m.fields.count >= 2 else { continue }
-            let path = m.fields[0].bytes
-            let state = m.fields[1].string
+        let reply = CLI.run(nil) { try c.request(Request(.roots)) }
+        let style = Style(badgeLines: json ? [] : CLI.run(nil) { try c.request(Request(.badges)) }.data)
+        for root in reply.data.compactMap(Root.init) {
+            let path = root.path
+            let state = root.stateName
             if json {
                 var f = [JSON.path(path), "\"state\":\(JSON.string(state))"]
-                if let w = m.option("watches") { f.append("\"watches\":\(w)") }
-                f.append("\"scanning\":\(m.option("scanning") == "1")")
-                if let d = m.option("degraded") { f.append("\"degraded\":\(JSON.string(d))") }
+                if let w = root.watches { f.append("\"watches\":\(w)") }
+                f.append("\"scanning\":\(root.scanning)")
+                if let d = root.degraded { f.append("\"degraded\":\(JSON.string(d))") }
                 printLine("{" + f.joined(separator: ",") + "}")
             } else {
                 var line = "\(style.glyph(state)) \(style.paint(state.padded(to: 8), badge: state)) \(PathBytes.display(path))"
-                if let w = m.option("watches") { line += "  (\(w) watches)" }
-                if m.option("scanning") == "1" { line += "  scanning…" }
-                if let d = m.option("degraded") { line += "  degraded: \(d)" }
+                if let w = root.watches { line += "  (\(w) watches)" }
+                if root.scanning { line += "  scanning…" }
+                if let d = root.degraded { line += "  degraded: \(d)" }
                 printLine(line)
             }
         }
@@ -136,7 +136,7 @@ struct StatusReport {
         var items: [Item] = []
         for p in targets {
             // One request per path so that an error names the path it is about.
-            let reply = CLI.run(p) { try c.request("STATUS", [.path(p)]) }
+            let reply = CLI.run(p) { try c.request(Request(.status, [.path(p)])) }
             items.append(contentsOf: reply.data.compactMap(Item.init))
         }
         if porcelain {
@@ -144,18 +144,18 @@ struct StatusReport {
             // percent-encoded as on the wire, so a newline in a name cannot split a line.
             var out: [UInt8] = []
             for i in items {
-                out += Array("\(i.state)\t\(i.badge)\t".utf8)
+                out += Array("\(i.stateName)\t\(i.badge)\t".utf8)
                 out += nul ? i.path : PercentEncoding.encode(i.path)
                 out.append(nul ? 0 : 0x0A)
             }
             Output.write(out)
         } else {
-            let style = Style(badgeLines: json ? [] : CLI.run(nil) { try c.request("BADGES") }.data)
+            let style = Style(badgeLines: json ? [] : CLI.run(nil) { try c.request(Request(.badges)) }.data)
             for i in items {
                 printLine(json ? JSON.item(i) : i.humanLine(style, name: PathBytes.display(i.path)))
             }
         }
-        if exitStatus && items.contains(where: { $0.state != "synced" }) { throw ExitCode(1) }
+        if exitStatus && items.contains(where: { $0.state != .synced }) { throw ExitCode(1) }
     }
 }
 
@@ -169,8 +169,8 @@ struct Ls: ParsableCommand {
     func run() throws {
         let path = CLI.absolute(dir)
         let c = try connection.connect()
-        let reply = CLI.run(path) { try c.request("LIST", [.path(path)]) }
-        let style = Style(badgeLines: json ? [] : CLI.run(nil) { try c.request("BADGES") }.data)
+        let reply = CLI.run(path) { try c.request(Request(.list, [.path(path)])) }
+        let style = Style(badgeLines: json ? [] : CLI.run(nil) { try c.request(Request(.badges)) }.data)
         for i in reply.data.compactMap(Item.init) {
             printLine(json ? JSON.item(i) : i.humanLine(style, name: PathBytes.display(i.name)))
         }
@@ -185,7 +185,7 @@ struct Badges: ParsableCommand {
 
     func run() throws {
         let c = try connection.connect()
-        let reply = CLI.run(nil) { try c.request("BADGES") }
+        let reply = CLI.run(nil) { try c.request(Request(.badges)) }
         let style = Style(badgeLines: reply.data)
         for m in reply.data where m.kind == "BADGE" {
             let id = m.fields.first?.string ?? "?"

@@ -4,7 +4,7 @@ import Glibc
 import ArgumentParser
 import FoundationEssentials
 import SyncBadgeClient
-import SyncBadgeCore
+import SyncBadgeProtocol
 
 /// What `syncbadge wait` knows of each path it waits for, and what it concludes. No I/O: the
 /// command feeds it the `ITEM`s it reads (answers and pushes) and acts on `verdict`.
@@ -28,12 +28,12 @@ struct WaitProgress {
 
     /// Waited-for paths known only as tombstones: their deletion is synced when the tombstone
     /// goes, which no push says (the parent's counts change).
-    var deletions: [[UInt8]] { paths.filter { items[$0]?.kind == "gone" } }
+    var deletions: [[UInt8]] { paths.filter { items[$0]?.kind == .gone } }
 
     /// A tombstone waited for went: its deletion reached the other side.
     mutating func deletionSynced(_ path: [UInt8]) {
         guard var i = items[path] else { return }
-        i.state = "synced"
+        i.state = .synced
         items[path] = i
     }
 
@@ -41,7 +41,7 @@ struct WaitProgress {
     mutating func heard(_ item: Item) {
         // A directory is `syncing` through its roll-up, which says nothing of what moves; one
         // with progress of its own carries a transfer (an engine's new file not there yet).
-        if item.state == "syncing" && (item.kind != "dir" || item.progress != nil) {
+        if item.state == .syncing && (item.kind != .dir || item.progress != nil) {
             lastSyncing = item
         } else if lastSyncing?.path == item.path {
             lastSyncing = nil
@@ -50,15 +50,15 @@ struct WaitProgress {
     }
 
     var verdict: Verdict {
-        let failed = paths.filter { ["error", "conflict"].contains(items[$0]?.state) }
+        let failed = paths.filter { [.error, .conflict].contains(items[$0]?.state) }
         if !failed.isEmpty { return .failed(failed) }
-        let done = paths.allSatisfy { ["synced", "ignored"].contains(items[$0]?.state) }
+        let done = paths.allSatisfy { [.synced, .ignored].contains(items[$0]?.state) }
         return done ? .synced : .waiting
     }
 
     /// One line for a terminal: what is left, and what is syncing.
     var progressLine: String {
-        let left = paths.filter { !["synced", "ignored"].contains(items[$0]?.state) }
+        let left = paths.filter { ![.synced, .ignored].contains(items[$0]?.state) }
         var counts = StateCounts()
         for p in left {
             guard let i = items[p] else { continue }
@@ -66,7 +66,7 @@ struct WaitProgress {
                 counts.add(c)
                 counts[.synced] = 0
                 counts[.ignored] = 0
-            } else if let s = SyncState(name: i.state) {
+            } else if let s = i.state {
                 counts[s] += 1
             }
         }
@@ -155,15 +155,15 @@ struct Wait: ParsableCommand {
         var progress = WaitProgress(paths: targets)
         let nolist = c.capabilities.contains("observe-nolist")
         do {
-            let first = try c.request("STATUS", targets.map { .path($0) })
+            let first = try c.request(Request(.status, targets.map { .path($0) }))
             var observed: Set<[UInt8]> = []
             for item in first.data.compactMap(Item.init) {
-                if item.state == "outside" {
+                if item.isOutside {
                     CLI.fail("\(PathBytes.display(item.path)): not inside any registered root (add one with `syncbadge add DIR`)")
                 }
-                let dir = item.kind == "dir" ? item.path : PathBytes.parent(item.path)
+                let dir = item.kind == .dir ? item.path : PathBytes.parent(item.path)
                 guard observed.insert(dir).inserted else { continue }
-                let reply = try c.request("OBSERVE", [.path(dir)] + (nolist ? [.word("list=0")] : []))
+                let reply = try c.request(Request(.observe, [.path(dir)] + (nolist ? [.word("list=0")] : [])))
                 for i in reply.data.compactMap(Item.init) { progress.heard(i) }
             }
         } catch ClientError.server(let code, let message) {
@@ -205,8 +205,8 @@ struct Wait: ParsableCommand {
     func reread(_ c: Connection, _ paths: [[UInt8]], into progress: inout WaitProgress) -> Bool {
         for p in paths {
             do {
-                for i in try c.request("STATUS", [.path(p)]).data.compactMap(Item.init) { progress.heard(i) }
-            } catch ClientError.server(let code, _) where code == "not-found" && progress.items[p]?.kind == "gone" {
+                for i in try c.request(Request(.status, [.path(p)])).data.compactMap(Item.init) { progress.heard(i) }
+            } catch ClientError.server(let code, _) where code == "not-found" && progress.items[p]?.kind == .gone {
                 progress.deletionSynced(p)
             } catch ClientError.server(let code, let message) {
                 CLI.fail(ClientError.server(code: code, message: message), about: p)
@@ -226,11 +226,11 @@ struct Wait: ParsableCommand {
         }
         for p in failed {
             guard let item = progress.items[p] else { continue }
-            for bad in item.kind == "dir" ? failures(c, below: item) : [item] {
+            for bad in item.kind == .dir ? failures(c, below: item) : [item] {
                 if json {
                     printLine(JSON.item(bad))
                 } else {
-                    Output.write("syncbadge: \(PathBytes.display(bad.path)): \(bad.state)\(bad.message.map { " (\($0))" } ?? "")\n", to: STDERR_FILENO)
+                    Output.write("syncbadge: \(PathBytes.display(bad.path)): \(bad.stateName)\(bad.message.map { " (\($0))" } ?? "")\n", to: STDERR_FILENO)
                 }
             }
         }
@@ -239,7 +239,7 @@ struct Wait: ParsableCommand {
     /// The entries in error or conflict below a directory (itself included), following only
     /// the subdirectories whose counts hold one.
     func failures(_ c: Connection, below dir: Item) -> [Item] {
-        func failed(_ i: Item) -> Bool { i.state == "error" || i.state == "conflict" }
+        func failed(_ i: Item) -> Bool { i.state == .error || i.state == .conflict }
         var out: [Item] = []
         var stack = [dir]
         while let d = stack.popLast() {
@@ -249,9 +249,9 @@ struct Wait: ParsableCommand {
                 if failed(d) { out.append(d) }
                 continue
             }
-            guard let children = try? c.request("LIST", [.path(d.path)]).data.compactMap(Item.init) else { continue }
+            guard let children = try? c.request(Request(.list, [.path(d.path)])).data.compactMap(Item.init) else { continue }
             for child in children.reversed() where failed(child) {
-                if child.kind == "dir" { stack.append(child) } else { out.append(child) }
+                if child.kind == .dir { stack.append(child) } else { out.append(child) }
             }
         }
         return out

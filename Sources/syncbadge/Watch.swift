@@ -5,7 +5,7 @@ import ArgumentParser
 import FoundationEssentials
 import Synchronization
 import SyncBadgeClient
-import SyncBadgeCore
+import SyncBadgeProtocol
 
 /// Set by SIGWINCH: the live view redraws for the new size.
 private let resized = Atomic<Bool>(false)
@@ -46,11 +46,11 @@ struct Watch: ParsableCommand {
     /// Observes `path` and shows what is pushed, until the watched directory is gone (false)
     /// or the daemon goes away (true).
     func follow(_ c: Connection, _ path: [UInt8], _ live: Bool) -> Bool {
-        let style = Style(badgeLines: CLI.run(nil) { try c.request("BADGES") }.data)
-        let listing = CLI.run(path) { try c.request("OBSERVE", [.path(path)]) }
+        let style = Style(badgeLines: CLI.run(nil) { try c.request(Request(.badges)) }.data)
+        let listing = CLI.run(path) { try c.request(Request(.observe, [.path(path)])) }
         var entries: [[UInt8]: Item] = [:]
         for i in listing.data.compactMap(Item.init) { entries[i.name] = i }
-        var me = CLI.run(path) { try c.request("STATUS", [.path(path)]) }.data.compactMap(Item.init).first
+        var me = CLI.run(path) { try c.request(Request(.status, [.path(path)])) }.data.compactMap(Item.init).first
         if live {
             draw(path, me, entries, style)
         } else if !json {
@@ -83,7 +83,7 @@ struct Watch: ParsableCommand {
                 if json { printLine("{\(JSON.path(p)),\"gone\":true}") } else if !live { printLine("gone \(PathBytes.display(p))") }
             case "RESET":
                 entries.removeAll()
-                let listing = CLI.run(path) { try c.request("LIST", [.path(path)]) }
+                let listing = CLI.run(path) { try c.request(Request(.list, [.path(path)])) }
                 for i in listing.data.compactMap(Item.init) { entries[i.name] = i }
             case "BYE":
                 if !live && !json { printLine("daemon said goodbye (\(m.fields.first?.string ?? ""))") }
@@ -112,14 +112,14 @@ struct Watch: ParsableCommand {
     func draw(_ path: [UInt8], _ me: Item?, _ entries: [[UInt8]: Item], _ style: Style) {
         let (cols, rows) = Self.terminalSize()
         var lines: [String] = []
-        let summary = me.map { "\(style.glyph($0.badge)) \($0.state)  \($0.countSummary(style))" } ?? ""
+        let summary = me.map { "\(style.glyph($0.badge)) \($0.stateName)  \($0.countSummary(style))" } ?? ""
         lines.append("\(PathBytes.display(path))  \(summary)")
         lines.append(String(repeating: "─", count: min(cols, 60)))
         let sorted = entries.sorted { $0.key.lexicographicallyPrecedes($1.key) }
         let room = max(1, rows - 4)
         for (name, i) in sorted.prefix(room) {
             var line = i.humanLine(style, name: PathBytes.display(name))
-            if i.state == "syncing", let p = i.progress { line += "  " + Self.progressBar(p) }
+            if i.state == .syncing, let p = i.progress { line += "  " + Self.progressBar(Int(p)) }
             lines.append(line)
         }
         if sorted.count > room { lines.append("… \(sorted.count - room) more") }

@@ -1,11 +1,11 @@
 /// A client's role, from `HELLO`.
-enum Role: String {
+public enum Role: String, Sendable, CaseIterable {
     case viewer, provider, admin
 }
 
 /// Every verb of the protocol (PROTOCOL.md), with who may use it and, for the verbs whose
 /// fields are only paths, how many: the one verb table.
-enum Verb: String, CaseIterable {
+public enum Verb: String, Sendable, CaseIterable {
     case hello = "HELLO"
     // Every role.
     case ping = "PING", bye = "BYE", roots = "ROOTS", badges = "BADGES", status = "STATUS", list = "LIST"
@@ -20,7 +20,7 @@ enum Verb: String, CaseIterable {
     case answer = "ANSWER", unclaim = "UNCLAIM"
 
     /// The role a verb belongs to: nil for the verbs of every role (and `HELLO`).
-    var role: Role? {
+    public var role: Role? {
         switch self {
         case .hello, .ping, .bye, .roots, .badges, .status, .list, .observe, .unobserve, .menu, .action, .toolbar, .stats:
             nil
@@ -32,14 +32,14 @@ enum Verb: String, CaseIterable {
     }
 
     /// A viewer's verbs are everyone's; an admin's and a provider's are their own besides.
-    func allowed(for role: Role) -> Bool {
+    public func allowed(for role: Role) -> Bool {
         self.role == nil || self.role == role
     }
 
     /// How many path fields a verb takes, for the verbs that take paths and nothing else; nil
     /// for those whose fields have other shapes (SET, MENU, ACTION, the DEFINEs) and for those
     /// that read no field (extra ones are ignored, as unknown options are).
-    var pathCount: ClosedRange<Int>? {
+    public var pathCount: ClosedRange<Int>? {
         switch self {
         case .status: 1...Int.max
         case .list, .observe, .unobserve, .addRoot, .removeRoot, .claim, .unclaim, .changes, .subscribeChanges: 1...1

@@ -1,7 +1,7 @@
 /// The one `ITEM` encoder: `<head> ITEM <path> <state> badge=<id> kind=<kind> [progress=]
 /// [message=] gen=<n> [counts=]`, appended to a buffer the caller keeps. The hot paths (STATUS,
 /// LIST) call it straight from the tree (`StateTree.appendItemLine`), pushes through
-/// `ItemView.wireLine`; both therefore say the same bytes.
+/// `Item.wireLine`; both therefore say the same bytes.
 public enum ItemLine {
     /// `pathIsPlain`: the path is printable ASCII without `%`, so its encoding is itself (a
     /// path taken from a request that `PathBytes.plainPath` accepted).
@@ -79,8 +79,9 @@ public enum ItemLine {
     }
 }
 
-extension ItemView {
+extension Item {
     public func wireLine(head: String) -> WireLine {
+        guard let state, let gen else { return Self.outsideLine(head: head, path: path, kind: kind) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(path.count + 64)
         ItemLine.append(head: Array(head.utf8)[...], path: path[...], state: state, badge: badge, kind: kind,
@@ -93,9 +94,9 @@ extension ItemView {
         var line = WireLine(head)
         line.word("ITEM")
         line.field(path)
-        line.word("outside")
-        line.word("badge=outside")
-        line.word("kind=" + kind.name)
+        line.word(outsideName)
+        line.option("badge", outsideName)
+        line.option("kind", kind.name)
         return line
     }
 }

@@ -1,22 +1,3 @@
-/// One `SET` for the daemon, in the adapter's terms.
-public struct BadgeSet: Sendable, Equatable, CustomStringConvertible {
-    public var state: String
-    public var path: String
-    public var gen: UInt64?
-    public var progress: Int?
-    public var message: String?
-    public var recursive: Bool
-
-    public init(_ state: String, _ path: String, gen: UInt64? = nil, progress: Int? = nil, message: String? = nil, recursive: Bool = false) {
-        self.state = state; self.path = path; self.gen = gen; self.progress = progress; self.message = message; self.recursive = recursive
-    }
-
-    public var description: String {
-        "SET \(state) \(path)" + (gen.map { " gen=\($0)" } ?? "") + (progress.map { " progress=\($0)" } ?? "")
-            + (message.map { " message=\($0)" } ?? "") + (recursive ? " recursive=1" : "")
-    }
-}
-
 /// A Syncthing folder the adapter follows: one SyncBadge root.
 public struct WatchedFolder: Sendable, Equatable {
     public var id: String
@@ -51,22 +32,5 @@ public struct WatchedFolder: Sendable, Equatable {
         let prefix = path == "/" ? "/" : path + "/"
         guard absolute.hasPrefix(prefix) else { return nil }
         return String(absolute.dropFirst(prefix.count))
-    }
-}
-
-/// What the adapter knows of the file system, for paths that may not exist yet.
-public protocol FileSystemView {
-    func exists(_ path: String) -> Bool
-}
-
-extension FileSystemView {
-    /// The nearest existing directory above `path`, never above `root`.
-    public func nearestExistingAncestor(of path: String, root: String) -> String {
-        var p = path
-        while p != root, let slash = p.lastIndex(of: "/") {
-            p = slash == p.startIndex ? "/" : String(p[..<slash])
-            if p == root || exists(p) { return p }
-        }
-        return root
     }
 }

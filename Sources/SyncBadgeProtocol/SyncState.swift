@@ -58,6 +58,17 @@ public enum EntryKind: UInt8, Sendable, Hashable {
         case .gone: "gone"
         }
     }
+
+    public init?(name: some StringProtocol) {
+        switch name {
+        case "file": self = .file
+        case "dir": self = .dir
+        case "link": self = .link
+        case "other": self = .other
+        case "gone": self = .gone
+        default: return nil
+        }
+    }
 }
 
 /// Per-state descendant counts of a directory: every descendant counted once by its own state.
