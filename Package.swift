@@ -43,10 +43,17 @@ let package = Package(
         // and answers. No Foundation and no I/O, so every Swift client can link it.
         .target(name: "SyncBadgeProtocol", swiftSettings: strict),
         .target(name: "SyncBadgeCore", dependencies: ["SyncBadgeProtocol"], swiftSettings: strict),
+        // What crosses from the watcher thread to the engine (`WatcherMessage`, the `WatcherControl`
+        // port, `FileStat`): pure values and one lstat, so that the server links no libinotifytools.
+        .target(
+            name: "SyncBadgeWatchEvents",
+            dependencies: ["SyncBadgeCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         .target(
             name: "SyncBadgeWatcher",
             dependencies: [
-                "CInotifyTools", "SyncBadgeCore",
+                "CInotifyTools", "SyncBadgeCore", "SyncBadgeWatchEvents",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -65,7 +72,7 @@ let package = Package(
         .target(
             name: "SyncBadgeServer",
             dependencies: [
-                "CMalloc", "SyncBadgeCore", "SyncBadgeWatcher", "SyncBadgeStore",
+                "CMalloc", "SyncBadgeCore", "SyncBadgeWatchEvents", "SyncBadgeStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -76,7 +83,7 @@ let package = Package(
         .executableTarget(
             name: "syncbadged",
             dependencies: [
-                "SyncBadgeServer",
+                "SyncBadgeServer", "SyncBadgeWatcher",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -138,7 +145,7 @@ let package = Package(
         .executableTarget(
             name: "syncbadge-soak",
             dependencies: [
-                "SyncBadgeServer", "SyncBadgeClient", "SyncBadgeCore", "SyncBadgeWatcher",
+                "SyncBadgeServer", "SyncBadgeClient", "SyncBadgeCore", "SyncBadgeWatcher", "SyncBadgeWatchEvents",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -148,7 +155,7 @@ let package = Package(
         .testTarget(name: "SyncBadgeCoreTests", dependencies: ["SyncBadgeCore", "SyncBadgeProtocol"], swiftSettings: strict),
         .testTarget(
             name: "SyncBadgeWatcherTests",
-            dependencies: ["SyncBadgeWatcher", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SyncBadgeWatcher", "SyncBadgeWatchEvents", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .testTarget(
@@ -176,7 +183,7 @@ let package = Package(
         .testTarget(
             name: "SyncBadgeServerTests",
             dependencies: [
-                "SyncBadgeServer", "SyncBadgeCore", "SyncBadgeStore", "SyncBadgeWatcher",
+                "SyncBadgeServer", "SyncBadgeCore", "SyncBadgeStore", "SyncBadgeWatchEvents",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -5,7 +5,7 @@ import FoundationEssentials
 import NIOCore
 import SyncBadgeCore
 import SyncBadgeStore
-import SyncBadgeWatcher
+import SyncBadgeWatchEvents
 
 extension Engine {
     /// Answers one request. Returns false when the answer comes later (the session then holds

@@ -9,6 +9,7 @@ import SyncBadgeClient
 import SyncBadgeCore
 @_spi(Soak) import SyncBadgeServer
 import SyncBadgeWatcher
+import SyncBadgeWatchEvents
 
 /// The fast-forward soak: the real daemon (socket, sessions, state tree, store) in this
 /// process, fed millions of synthetic file events straight into its engine instead of
@@ -80,7 +81,7 @@ struct Soak: ParsableCommand {
         }
         let config = DaemonConfig(socketPath: plan.socket, stateDirectory: tmp + "/state",
                                   badgesDirectory: URL(fileURLWithPath: badges).path)
-        let daemon = try Daemon(config: config, logger: logger)
+        let daemon = try Daemon(config: config, logger: logger, startWatcher: Watcher.init)
         let inject = daemon.injector()
         // The daemon serves on this thread, as in syncbadged; the soak drives it from another.
         let finished = DispatchSemaphore(value: 0)

@@ -1,34 +1,5 @@
 import SyncBadgeCore
 
-/// What kind of local change a `changed` event is.
-public enum ChangeKind: String, Sendable {
-    case create, modify, attrib
-}
-
-/// Why a root could not be watched.
-public enum RootError: Error, Sendable, Equatable {
-    case notFound
-    case notADirectory
-    case failed(String)
-}
-
-/// A root as the watcher found it when it started watching it.
-public struct RootScan: Sendable {
-    public var scan: ScanTree
-    /// Contents of `<root>/.syncbadgeignore`, if there is one.
-    public var ignoreFile: [UInt8]?
-    public var watches: Int
-    /// Set when not every directory could be watched (e.g. `watch-limit`).
-    public var degraded: String?
-
-    public init(scan: ScanTree, ignoreFile: [UInt8]? = nil, watches: Int, degraded: String? = nil) {
-        self.scan = scan
-        self.ignoreFile = ignoreFile
-        self.watches = watches
-        self.degraded = degraded
-    }
-}
-
 /// What the watcher thread tells the engine, in order: the file events the kernel reported,
 /// and the answers to the engine's commands (a root's scan, a barrier) in their place among
 /// them, so that an answer is applied after every event that came before it.
@@ -56,4 +27,9 @@ public enum WatcherMessage: Sendable {
     case barrier(token: UInt64)
     /// The kernel queue overflowed; rescans follow.
     case overflow
+}
+
+/// What kind of local change a `changed` event is.
+public enum ChangeKind: String, Sendable {
+    case create, modify, attrib
 }

@@ -5,7 +5,7 @@ import SyncBadgeCore
 
 /// `lstat` in the terms the state tree uses: kind and identity. Never follows a link.
 public enum FileStat {
-    static func kind(ofMode mode: mode_t) -> EntryKind {
+    package static func kind(ofMode mode: mode_t) -> EntryKind {
         switch mode & S_IFMT {
         case S_IFREG: .file
         case S_IFDIR: .dir
@@ -14,7 +14,7 @@ public enum FileStat {
         }
     }
 
-    static func identity(of st: stat) -> FileIdentity {
+    package static func identity(of st: stat) -> FileIdentity {
         FileIdentity(
             inode: UInt64(st.st_ino), size: Int64(st.st_size),
             mtimeNs: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec),
@@ -30,7 +30,7 @@ public enum FileStat {
 
     /// The same for `name` in the open directory `directory`: no path to build, and the kernel
     /// looks up one component, not every one from `/` (a rescan asks this of every file).
-    static func lstat(in directory: Int32, name: UnsafePointer<CChar>) -> (kind: EntryKind, identity: FileIdentity)? {
+    package static func lstat(in directory: Int32, name: UnsafePointer<CChar>) -> (kind: EntryKind, identity: FileIdentity)? {
         var st = stat()
         guard fstatat(directory, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
         return (kind(ofMode: st.st_mode), identity(of: st))
