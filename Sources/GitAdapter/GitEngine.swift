@@ -39,7 +39,7 @@ public final class GitEngine {
     /// Directories named (on the command line or in the file) that are not working trees, and
     /// why: said once each.
     var refused: [String: String] = [:]
-    var session: DaemonSession?
+    var session: ProviderSession?
     var retryAt: ContinuousClock.Instant?
     var backoff = 0.05
     var saidLost = false
@@ -152,9 +152,9 @@ public final class GitEngine {
 
     func connect() {
         do {
-            let s = try DaemonSession(socketPath: socketPath, name: name)
+            let s = try ProviderSession(socketPath: socketPath, name: name)
             session = s
-            for m in Self.menus { try s.defineMenu(m.kind, m.id, title: m.title, states: m.states) }
+            for m in Self.menus { try s.defineMenu(kind: m.kind, id: m.id, title: m.title, states: m.states) }
             toolbar = nil
             if saidLost { logger.notice("syncbadged is back (epoch \(s.epoch)): claiming and rebuilding every root") }
             saidLost = false
@@ -279,7 +279,7 @@ public final class GitEngine {
 
     /// Lists a directory and everything below it into the model, level by level, with the
     /// listings pipelined. Ignored directories (and `.git`) are not entered.
-    func walk(_ r: Repository, from start: RepoModel.ID, _ s: DaemonSession) throws {
+    func walk(_ r: Repository, from start: RepoModel.ID, _ s: ProviderSession) throws {
         var level = [start]
         while !level.isEmpty {
             let listings = try s.list(level.map { r.absolute(r.model[$0].rel) })
