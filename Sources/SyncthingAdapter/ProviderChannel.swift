@@ -210,17 +210,17 @@ public final class ProviderChannel: Sendable {
     }
 
     func dispatch(_ m: WireMessage) {
-        switch m.kind {
-        case "CHANGED":
-            guard let p = m.fields.first, p.isPath, let gen = m.option("gen").flatMap(UInt64.init) else { return }
-            onPush(.changed(path: String(decoding: p.bytes, as: UTF8.self), gen: gen, from: m.option("from")))
-        case "RESET-CHANGES":
+        switch m.messageKind {
+        case .changed:
+            guard let c = Changed(m), let gen = c.gen else { return }
+            onPush(.changed(path: String(decoding: c.path, as: UTF8.self), gen: gen, from: c.from.map { String(decoding: $0, as: UTF8.self) }))
+        case .resetChanges:
             guard let p = m.fields.first, p.isPath else { return }
             onPush(.resetChanges(root: String(decoding: p.bytes, as: UTF8.self)))
-        case "ACTION":
-            guard let id = m.fields.first?.string else { return }
-            let paths = m.fields.dropFirst().filter(\.isPath).map { String(decoding: $0.bytes, as: UTF8.self) }
-            onPush(.action(id: id, paths: paths, target: m.option("target"), reply: m.option("reply")))
+        case .action:
+            guard let a = ActionCall(m) else { return }
+            onPush(.action(id: a.id, paths: a.paths.map { String(decoding: $0, as: UTF8.self) },
+                           target: a.target.map { String(decoding: $0, as: UTF8.self) }, reply: a.reply))
         default:
             break
         }
