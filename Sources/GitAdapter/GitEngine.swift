@@ -9,10 +9,10 @@ import SyncBadgeCore
 /// on the list of repositories, and the stderr of running pushes and pulls, all in one `poll`.
 /// With nothing to do it sleeps in `poll` with no timeout (no timer while idle).
 public final class GitEngine {
-    public static let menus: [(kind: String, id: String, title: String, states: [String])] = [
+    public static let menus: [(kind: String, id: String, title: String, states: [SyncState])] = [
         ("items", "git.log", "Show log", []),
-        ("items", "git.stage", "Stage", ["pending", "conflict"]),
-        ("items", "git.unstage", "Unstage", ["pending"]),
+        ("items", "git.stage", "Stage", [.pending, .conflict]),
+        ("items", "git.unstage", "Unstage", [.pending]),
         ("container", "git.pull", "Pull", []),
         ("container", "git.push", "Push", []),
         ("container", "git.fetch", "Fetch", []),
@@ -39,7 +39,7 @@ public final class GitEngine {
     /// Directories named (on the command line or in the file) that are not working trees, and
     /// why: said once each.
     var refused: [String: String] = [:]
-    var session: DaemonSession?
+    var session: ProviderSession?
     var retryAt: ContinuousClock.Instant?
     var backoff = 0.05
     var saidLost = false
@@ -152,9 +152,9 @@ public final class GitEngine {
 
     func connect() {
         do {
-            let s = try DaemonSession(socketPath: socketPath, name: name)
+            let s = try ProviderSession(socketPath: socketPath, name: name)
             session = s
-            for m in Self.menus { try s.defineMenu(m.kind, m.id, title: m.title, states: m.states) }
+            for m in Self.menus { try s.defineMenu(kind: m.kind, id: m.id, title: m.title, states: m.states) }
             toolbar = nil
             if saidLost { logger.notice("syncbadged is back (epoch \(s.epoch)): claiming and rebuilding every root") }
             saidLost = false
@@ -200,32 +200,32 @@ public final class GitEngine {
     }
 
     func handle(_ m: WireMessage) {
-        switch m.kind {
-        case "CHANGED":
-            guard let p = m.fields.first, p.isPath, let r = repository(containing: p.bytes), let rel = r.relative(p.bytes) else { return }
+        switch m.messageKind {
+        case .changed:
+            guard let c = Changed(m), let r = repository(containing: c.path), let rel = r.relative(c.path) else { return }
             if GitView.isGitDirectory(rel) { return }
-            let gen = m.option("gen").flatMap(UInt64.init)
-            let what = m.option("what") ?? "modify"
-            if let from = m.options["from"], let fromRel = r.relative(from), !GitView.isGitDirectory(fromRel) {
+            let gen = c.gen
+            let what = c.what ?? .modify
+            if let from = c.from, let fromRel = r.relative(from), !GitView.isGitDirectory(fromRel) {
                 _ = r.model.changed(fromRel, gen: 0, isDirectory: false, gone: true)
                 r.dirty[fromRel] = .some(nil)
             }
-            if what == "delete" {
+            if what == .delete {
                 _ = r.model.changed(rel, gen: gen ?? 0, isDirectory: false, gone: true)
             } else {
                 // A directory created or moved in brings contents to list; an attribute change does not.
-                let isDir = Self.isDirectory(p.bytes)
-                let known = isDir && what == "modify" && r.model.find(rel).map { r.model[$0].isDirectory && r.model[$0].childrenKnown } == true
+                let isDir = Self.isDirectory(c.path)
+                let known = isDir && what == .modify && r.model.find(rel).map { r.model[$0].isDirectory && r.model[$0].childrenKnown } == true
                 _ = r.model.changed(rel, gen: gen ?? 0, isDirectory: isDir, gone: false)
                 if known, let id = r.model.find(rel) { r.model.setChildrenKnown(id, true) }
             }
             r.dirty[rel] = .some(gen)
             if PathBytes.lastComponent(rel).elementsEqual(".gitignore".utf8) { requestFull(r, settle: false) }
-        case "RESET-CHANGES":
+        case .resetChanges:
             guard let p = m.fields.first, p.isPath, let r = repository(containing: p.bytes) else { return }
             r.built = false
-        case "ACTION":
-            action(m)
+        case .action:
+            if let a = ActionCall(m) { action(a) }
         default:
             break
         }
@@ -262,7 +262,7 @@ public final class GitEngine {
         try walk(r, from: RepoModel.root, s)
         for item in try s.changes(r.topBytes) {
             guard let rel = r.relative(item.path), !GitView.isGitDirectory(rel) else { continue }
-            r.model.upsert(rel, isDirectory: item.kind == "dir", gone: item.kind == "gone", gen: item.gen ?? 0, shown: Self.shown(item))
+            r.model.upsert(rel, isDirectory: item.kind == .dir, gone: item.kind == .gone, gen: item.gen ?? 0, shown: Self.shown(item))
         }
         r.built = true
         r.dirty = [:]
@@ -273,12 +273,13 @@ public final class GitEngine {
     }
 
     static func shown(_ item: Item) -> Verdict {
-        Verdict(item.state, item.message, progress: item.progress)
+        // A path under no root is not listed, and shows nothing yet.
+        Verdict(item.state ?? .unknown, item.message, progress: item.progress.map(Int.init))
     }
 
     /// Lists a directory and everything below it into the model, level by level, with the
     /// listings pipelined. Ignored directories (and `.git`) are not entered.
-    func walk(_ r: Repository, from start: RepoModel.ID, _ s: DaemonSession) throws {
+    func walk(_ r: Repository, from start: RepoModel.ID, _ s: ProviderSession) throws {
         var level = [start]
         while !level.isEmpty {
             let listings = try s.list(level.map { r.absolute(r.model[$0].rel) })
@@ -288,7 +289,7 @@ public final class GitEngine {
                 let base = r.model[dir].rel
                 let children = items.map { item -> (rel: [UInt8], isDirectory: Bool, gen: UInt64, shown: Verdict) in
                     let rel = base.isEmpty ? item.name : base + [UInt8(ascii: "/")] + item.name
-                    return (rel, item.kind == "dir", item.gen ?? 0, Self.shown(item))
+                    return (rel, item.kind == .dir, item.gen ?? 0, Self.shown(item))
                 }
                 r.model.listed(dir, children: children)
                 for c in children where c.isDirectory && c.shown != .ignored && !GitView.isGitDirectory(c.rel) {
@@ -402,24 +403,24 @@ public final class GitEngine {
                 if let id = r.model.find(rel) { r.model.remove(id) }
                 continue
             }
-            r.model.upsert(rel, isDirectory: item.kind == "dir", gone: item.kind == "gone", gen: item.gen ?? 0, shown: Self.shown(item))
+            r.model.upsert(rel, isDirectory: item.kind == .dir, gone: item.kind == .gone, gen: item.gen ?? 0, shown: Self.shown(item))
         }
     }
 
     func send(_ r: Repository, _ plan: [RepoModel.PlannedSet]) throws {
         guard !plan.isEmpty, let s = session else { return }
-        let outcomes = try s.set(plan.map { DaemonSession.SetRequest(path: r.absolute($0.rel), verdict: $0.verdict, gen: $0.gen, recursive: $0.recursive) })
+        let outcomes = try s.set(plan.map { $0.verdict.set(r.absolute($0.rel), gen: $0.gen, recursive: $0.recursive) })
         for (p, o) in zip(plan, outcomes) {
             switch o {
-            case .applied:
+            case .success(.applied):
                 r.model.applied(p)
-            case .stale(let gen):
+            case .success(.stale(let gen)):
                 // Changed since: its `* CHANGED` brings it back.
                 r.model.stale(p.rel, gen: gen)
                 r.dirty[p.rel] = gen
-            case .notFound:
+            case .success(.notFound):
                 if let id = r.model.find(p.rel) { r.model.remove(id) }
-            case .refused(let why):
+            case .failure(let why):
                 logger.warning("\(p): \(why)")
             }
         }
@@ -499,12 +500,12 @@ public final class GitEngine {
 
     // MARK: Actions
 
-    func action(_ m: WireMessage) {
-        guard let id = m.fields.first?.string else { return }
-        var paths = m.fields.dropFirst().filter(\.isPath).map(\.bytes)
+    func action(_ a: ActionCall) {
+        let id = a.id
+        var paths = a.paths
         // A folder's background menu may name the folder as its target alone.
-        if paths.isEmpty, let target = m.options["target"] { paths = [target] }
-        let token = m.option("reply")
+        if paths.isEmpty, let target = a.target { paths = [target] }
+        let token = a.reply
         func answer(_ message: String?, failed: Bool = false) {
             if !failed { logger.debug("\(id): \(message ?? "done")") } else { logger.notice("\(id) failed: \(message ?? "")") }
             guard let token, let s = session, s.canAnswer else { return }

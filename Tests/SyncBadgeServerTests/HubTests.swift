@@ -3,7 +3,7 @@ import NIOCore
 import NIOEmbedded
 import Testing
 import SyncBadgeCore
-import SyncBadgeWatcher
+import SyncBadgeWatchEvents
 @testable import SyncBadgeServer
 
 /// The hub as a whole, on an EmbeddedEventLoop with fakes (Support/HubHarness.swift), lines

@@ -1,5 +1,5 @@
 import SyncBadgeCore
-import SyncBadgeWatcher
+import SyncBadgeWatchEvents
 
 /// Watcher events waiting to be applied, in order, and the file identities read for them
 /// (Hub.apply). No I/O.

@@ -5,7 +5,7 @@ import FoundationEssentials
 import NIOCore
 import SyncBadgeCore
 import SyncBadgeStore
-import SyncBadgeWatcher
+import SyncBadgeWatchEvents
 
 extension Hub {
     // MARK: Lines in
@@ -79,7 +79,7 @@ extension Hub {
     /// requests then queue until `resume`).
     func handle(_ req: WireRequest, from c: Clients.ID) -> Bool {
         guard let role = clients[c]?.role else {
-            if req.verb == "HELLO" { hello(req, c) } else { outbox.error(c, req.tag, "hello-required") }
+            if req.verb == Verb.hello.rawValue { hello(req, c) } else { outbox.error(c, req.tag, "hello-required") }
             return true
         }
         guard let verb = Verb(rawValue: req.verb) else {
