@@ -161,7 +161,7 @@ public final class Daemon {
                         return
                     }
                     let e = engine.value
-                    let session = Session(hub: e, id: e.makeSessionID(), peerPID: cred.pid, allocator: channel.allocator)
+                    let session = Session(hub: e, id: e.makeClientID(), peerPID: cred.pid)
                     try channel.pipeline.syncOperations.addHandler(session)
                 }
             }

@@ -89,7 +89,7 @@ final class Hub {
         ports.storeRunner.run(on: loop, body)
     }
 
-    func makeSessionID() -> Int {
+    func makeClientID() -> Int {
         clients.makeID()
     }
 

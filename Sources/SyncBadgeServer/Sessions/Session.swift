@@ -19,7 +19,7 @@ final class Session: ChannelInboundHandler, ClientConnection {
     private var reader = LineReader()
     private var isClosing = false
 
-    init(hub: Hub, id: Int, peerPID: Int32, allocator: ByteBufferAllocator) {
+    init(hub: Hub, id: Int, peerPID: Int32) {
         self.hub = hub
         self.id = id
         self.peerPID = peerPID

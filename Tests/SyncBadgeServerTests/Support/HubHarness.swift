@@ -258,7 +258,7 @@ final class FakeClient: ClientConnection {
     init(hub: Hub, loop: EmbeddedEventLoop) {
         self.hub = hub
         self.loop = loop
-        id = hub.makeSessionID()
+        id = hub.makeClientID()
         hub.opened(id, peerPID: 1, connection: self)
     }
 
