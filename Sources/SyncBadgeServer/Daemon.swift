@@ -123,7 +123,11 @@ public final class Daemon {
     /// drives the whole daemon this way, millions of events faster than a file system makes them.
     @_spi(Soak) public func injector() -> @Sendable ([WatcherMessage]) throws -> Void {
         let engine = self.engine
-        return { events in try engine.eventLoop.submit { engine.value.apply(events) }.wait() }
+        return { events in
+            let applied = engine.eventLoop.makePromise(of: Void.self)
+            engine.eventLoop.execute { engine.value.apply(events, then: applied) }
+            try applied.futureResult.wait()
+        }
     }
 
     static func loadBadges(_ dir: String) throws -> [Badge] {

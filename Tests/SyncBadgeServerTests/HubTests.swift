@@ -286,7 +286,7 @@ import SyncBadgeWatchEvents
         #expect(viewer.lines() == [])
     }
 
-    /// A path outside every root is looked up on disk by the store's thread, not the event
+    /// A path outside every root is looked up on disk off the event loop (`fileWork`), not on the event
     /// loop: its answer, and the requests behind it, wait for that thread.
     @Test func statusOutsideTheRootsLooksAtTheDiskOffTheLoop() throws {
         let runner = QueuedStoreRunner()
@@ -299,7 +299,7 @@ import SyncBadgeWatchEvents
         #expect(viewer.lines() == ["\(status) ITEM /elsewhere outside badge=outside kind=file", "\(status) OK", "\(ping) OK"])
     }
 
-    /// The built-in Ignore writes the root's ignore file on the store's thread; the action is
+    /// The built-in Ignore writes the root's ignore file off the event loop; the action is
     /// answered once it is written, and the requests behind it after.
     @Test func theIgnoreActionWritesTheFileOffTheLoop() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hub-ignore-\(UInt32.random(in: 0...UInt32.max))").path
@@ -325,7 +325,7 @@ import SyncBadgeWatchEvents
         #expect(try String(contentsOfFile: file, encoding: .utf8) == "/a.log\n")
     }
 
-    /// A change to a synced file has its identity read on the store's thread, not the event
+    /// A change to a synced file has its identity read off the event loop, not on the event
     /// loop; the events after it wait for the read, requests are answered meanwhile, and an
     /// identity that did not change changes nothing.
     @Test func aSyncedFilesIdentityIsReadOffTheLoopAndLaterEventsWaitForIt() throws {
@@ -336,7 +336,7 @@ import SyncBadgeWatchEvents
         let provider = try h.connect(role: "provider")
         let set = provider.send("SET synced /r/a")
         h.passBarriers()
-        // The SET waits for the file's identity, read on the store's thread.
+        // The SET waits for the file's identity, read off the loop.
         #expect(provider.answer(set) == [] && runner.pending == 1)
         h.runUntilIdle()
         #expect(provider.answer(set).first?.hasPrefix("OK gen=") == true)

@@ -151,7 +151,7 @@ final class HubHarness {
         self.loop = loop
         self.store = store
         queued = storeRunner as? QueuedStoreRunner
-        hub = try Hub(loop: loop, store: store, storeRunner: storeRunner, files: files,
+        hub = try Hub(loop: loop, store: store, storeRunner: storeRunner, fileRunner: storeRunner, files: files,
                             badges: [], privatePaths: [], clock: LoopWallClock(loop: loop), logger: Logger(label: "hub-tests"))
         hub.watcher = watcher
     }
