@@ -142,7 +142,7 @@ final class DaemonHarness {
             FileManager.default.createFile(atPath: path, contents: Data("x".utf8))
         }
         let admin = try connect(role: .admin)
-        _ = try admin.request("ADD-ROOT", [.path(Array(root.utf8))], timeout: 60)
+        _ = try admin.request(.addRoot(Array(root.utf8)), timeout: 60)
         return root
     }
 
@@ -187,13 +187,13 @@ extension Connection {
     }
 
     func status(bytes: [UInt8]) throws -> Item {
-        let r = try request("STATUS", [.path(bytes)], timeout: 15)
+        let r = try request(.status(bytes), timeout: 15)
         guard let i = r.data.compactMap(Item.init).first else { throw HarnessError(description: "no ITEM") }
         return i
     }
 
     func list(_ path: String) throws -> [Item] {
-        try request("LIST", [.path(Array(path.utf8))], timeout: 15).data.compactMap(Item.init)
+        try request(.list(Array(path.utf8)), timeout: 15).data.compactMap(Item.init)
     }
 }
 
