@@ -12,8 +12,8 @@ final class SyncthingPair {
     let daemon: DaemonHarness
     let a: SyncthingInstance
     let b: SyncthingInstance
-    var adapterA: AdapterProcess?
-    var adapterB: AdapterProcess?
+    var adapterA: ChildProcess?
+    var adapterB: ChildProcess?
     let folderID = "shared"
 
     init(folderOptionsB: [String: Any] = [:], deviceOptionsB: [String: Any] = [:], optionsB: [String: Any] = [:]) throws {
@@ -26,8 +26,8 @@ final class SyncthingPair {
         try b.waitUntilServing()
         try a.share(id: folderID, with: b, dials: false)
         try b.share(id: folderID, with: a, dials: true, folderOptions: folderOptionsB, deviceOptions: deviceOptionsB, options: optionsB)
-        adapterA = try AdapterProcess(socket: daemon.socket, syncthing: a)
-        adapterB = try AdapterProcess(socket: daemon.socket, syncthing: b)
+        adapterA = try ChildProcess.syncthingAdapter(socket: daemon.socket, syncthing: a)
+        adapterB = try ChildProcess.syncthingAdapter(socket: daemon.socket, syncthing: b)
         // Each root is added, claimed and reconciled: its own state turns synced.
         let c = try daemon.connect()
         for s in [a, b] {
@@ -37,7 +37,7 @@ final class SyncthingPair {
 
     func diagnostics() -> String {
         "--- adapter A:\n\(adapterA?.log.suffix(3000) ?? "")\n--- adapter B:\n\(adapterB?.log.suffix(3000) ?? "")"
-            + "\n--- syncbadged:\n\(daemon.output?.text.withLock { $0.suffix(12000) } ?? "")"
+            + "\n--- syncbadged:\n\(daemon.log.suffix(12000))"
     }
 
     deinit {
@@ -265,9 +265,7 @@ extension SyncthingEndToEndTests {
         for i in bytes.indices { bytes[i] = UInt8(truncatingIfNeeded: i &* 2654435761 >> 13) }
         try Data(bytes).write(to: URL(fileURLWithPath: pair.a.folder + "/big.bin"))
         try c.waitForState(pair.b.folder, "B's root syncing", diagnostics: pair.diagnostics) { $0.state == .syncing }
-        let adapter = try #require(pair.adapterB)
-        kill(adapter.process.processIdentifier, SIGKILL)
-        adapter.process.waitUntilExit()
+        try #require(pair.adapterB).stop(signal: SIGKILL)
         let released = try c.waitForState(pair.b.folder, "B's root released", diagnostics: pair.diagnostics) { $0.state != .syncing }
         #expect(released.state == .pending && released.progress == nil, "\(released)")
         #expect(released.message?.contains("stopped before this finished syncing") == true, "\(released)")
@@ -298,14 +296,14 @@ extension SyncthingEndToEndTests {
 final class SoloSyncthing {
     let daemon: DaemonHarness
     let st: SyncthingInstance
-    let adapter: AdapterProcess
+    let adapter: ChildProcess
     let viewer: Connection
 
     init() throws {
         daemon = try DaemonHarness()
         st = try SyncthingInstance(temp: daemon.temp, name: "solo", ownFolder: "solo")
         try st.start()
-        adapter = try AdapterProcess(socket: daemon.socket, syncthing: st)
+        adapter = try ChildProcess.syncthingAdapter(socket: daemon.socket, syncthing: st)
         viewer = try daemon.connect()
         try viewer.waitForState(st.folder, "the root reconciled", timeout: 20, diagnostics: diagnostics) { $0.state == .synced }
     }
@@ -331,7 +329,7 @@ struct SyncthingSingleInstanceTests {
         let st = try SyncthingInstance(temp: daemon.temp, name: "solo", gui: gui, ownFolder: "solo")
         try st.launch()
         defer { st.stop() }
-        let adapter = try AdapterProcess(socket: daemon.socket, syncthing: st)
+        let adapter = try ChildProcess.syncthingAdapter(socket: daemon.socket, syncthing: st)
         defer { adapter.stop() }
         let c = try daemon.connect()
         let diagnostics = { "--- adapter:\n\(adapter.log.suffix(3000))\n--- syncthing:\n\(st.logText.suffix(2000))" }
@@ -466,16 +464,6 @@ struct SyncthingSingleInstanceTests {
 
 /// Runs `syncbadge-syncthing` on a Syncthing home until it exits: its status and standard error.
 func runAdapterToExit(socket: String, home: String) throws -> (status: Int32, stderr: String) {
-    let p = Process()
-    p.executableURL = Products.syncthingAdapter
-    p.arguments = ["--socket", socket, "--syncthing-home", home]
-    let err = Pipe()
-    p.standardError = err
-    p.standardOutput = FileHandle.nullDevice
-    try p.run()
-    let watchdog = Watchdog(p, seconds: 60)
-    let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    p.waitUntilExit()
-    watchdog.exited()
-    return (p.terminationStatus, text)
+    let r = try runToEnd(Products.syncthingAdapter, ["--socket", socket, "--syncthing-home", home], seconds: 60)
+    return (r.status, r.err)
 }
