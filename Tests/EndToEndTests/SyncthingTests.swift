@@ -35,6 +35,19 @@ final class SyncthingPair {
         }
     }
 
+    /// A pair whose B receives at about 1 MB/s, so that a big file takes seconds to arrive.
+    static func slowB() throws -> SyncthingPair {
+        try SyncthingPair(optionsB: ["maxRecvKbps": 1000, "limitBandwidthInLan": true])
+    }
+
+    /// Writes 4 MiB that do not compress to A's folder as `big.bin`: seconds on their way to
+    /// a `slowB` pair's B.
+    func writeBigFileOnA() throws {
+        var bytes = [UInt8](repeating: 0, count: 4 << 20)
+        for i in bytes.indices { bytes[i] = UInt8(truncatingIfNeeded: i &* 2654435761 >> 13) }
+        try Data(bytes).write(to: URL(fileURLWithPath: a.folder + "/big.bin"))
+    }
+
     func diagnostics() -> String {
         "--- adapter A:\n\(adapterA?.log.suffix(3000) ?? "")\n--- adapter B:\n\(adapterB?.log.suffix(3000) ?? "")"
             + "\n--- syncbadged:\n\(daemon.log.suffix(12000))"
@@ -106,11 +119,9 @@ struct SyncthingEndToEndTests {
     /// B receives slowly: the new file does not exist on B until it is complete, so B's root
     /// carries its `syncing`, with progress rising; A shows B's download of it as `syncing` too.
     @Test func largeFileShowsSyncingWithRisingProgress() throws {
-        let pair = try SyncthingPair(optionsB: ["maxRecvKbps": 1000, "limitBandwidthInLan": true])
+        let pair = try SyncthingPair.slowB()
         let c = try pair.daemon.connect()
-        var bytes = [UInt8](repeating: 0, count: 4 << 20)
-        for i in bytes.indices { bytes[i] = UInt8(truncatingIfNeeded: i &* 2654435761 >> 13) }
-        try Data(bytes).write(to: URL(fileURLWithPath: pair.a.folder + "/big.bin"))
+        try pair.writeBigFileOnA()
         let first = try c.waitForState(pair.b.folder, "B's root syncing with progress", diagnostics: pair.diagnostics) {
             $0.state == .syncing && ($0.progress ?? 0) > 0 && ($0.message ?? "").contains("big.bin")
         }
@@ -259,11 +270,9 @@ extension SyncthingEndToEndTests {
     /// The adapter killed in the middle of a transfer: its `syncing` goes with its connection,
     /// and no badge stays `syncing` for an engine that is gone.
     @Test func killingTheAdapterMidTransferLeavesNoSyncingBehind() throws {
-        let pair = try SyncthingPair(optionsB: ["maxRecvKbps": 1000, "limitBandwidthInLan": true])
+        let pair = try SyncthingPair.slowB()
         let c = try pair.daemon.connect()
-        var bytes = [UInt8](repeating: 0, count: 4 << 20)
-        for i in bytes.indices { bytes[i] = UInt8(truncatingIfNeeded: i &* 2654435761 >> 13) }
-        try Data(bytes).write(to: URL(fileURLWithPath: pair.a.folder + "/big.bin"))
+        try pair.writeBigFileOnA()
         try c.waitForState(pair.b.folder, "B's root syncing", diagnostics: pair.diagnostics) { $0.state == .syncing }
         try #require(pair.adapterB).stop(signal: SIGKILL)
         let released = try c.waitForState(pair.b.folder, "B's root released", diagnostics: pair.diagnostics) { $0.state != .syncing }
