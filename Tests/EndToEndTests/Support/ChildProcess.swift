@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Testing
 
 /// A program started in the background for a test: the daemon, an adapter, a CLI command that
 /// runs until stopped. One of its output streams is collected for the test to wait on (the
@@ -50,6 +51,19 @@ final class ChildProcess {
         if process.isRunning { kill(process.processIdentifier, signal) }
         process.waitUntilExit()
         return process.terminationStatus
+    }
+
+    /// SIGTERM, and SIGKILL if it has not exited `grace` seconds later, which fails the test:
+    /// a child that ignores SIGTERM is a bug, and must not hang the run. Waits on the exit
+    /// itself (a pidfd), never longer than twice `grace`.
+    func terminate(grace: Double = 10) {
+        guard process.isRunning else { return }
+        let pid = process.processIdentifier
+        kill(pid, SIGTERM)
+        guard !waitForExits(of: [pid], untilAtMost: 0, timeout: grace).isEmpty else { return }
+        Issue.record("\(process.executableURL?.lastPathComponent ?? "a child") ignored SIGTERM for \(grace) s")
+        kill(pid, SIGKILL)
+        _ = waitForExits(of: [pid], untilAtMost: 0, timeout: grace)
     }
 
     deinit { stop(signal: SIGKILL) }
