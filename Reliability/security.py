@@ -12,7 +12,7 @@ import re
 import shutil
 import subprocess
 
-from harness import CaseFail, CaseSkip, Client, Daemon, Line, case, check, now, require_root
+from harness import REPO, CaseFail, CaseSkip, Client, Daemon, Line, case, check, now, require_root
 
 OTHER_UID = 65534          # nobody: exists on every Debian system
 
@@ -30,17 +30,27 @@ def other_uid(ctx):
     os.chmod(ctx.tmp, 0o711)
     os.chmod(os.path.dirname(daemon.socket), 0o711)
     os.chmod(daemon.socket, 0o666)
-    client = ("import socket,sys\n"
-              "s=socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1]); print('connected', flush=True)\n"
-              "s.sendall(b'1 HELLO proto=1 role=admin\\n2 ROOTS\\n')\n"
-              "data=b''\n"
+    # The package's Connection, as the other user: HELLO and ROOTS, then every line that comes
+    # (raw, so that nothing the daemon says is filtered), until the daemon closes.
+    client = ("import sys\n"
+              "sys.path.insert(0, sys.argv[2])\n"
+              "import syncbadge as sb\n"
+              "c = sb.Connection(sys.argv[1], role='admin')\n"
+              "c.connect(10); print('connected', flush=True)\n"
+              "c.send('ROOTS')\n"
               "while True:\n"
-              "    c=s.recv(4096)\n"
-              "    if not c: break\n"
-              "    data+=c\n"
-              "print(data.decode(errors='replace'), end=''); print('EOF')\n")
+              "    try:\n"
+              "        lines, at = c.read_lines(10)\n"
+              "    except sb.Disconnected:\n"
+              "        break\n"
+              "    if at is None:\n"
+              "        sys.exit('still open after 10 s')\n"
+              "    for line in lines:\n"
+              "        print(line.decode(errors='replace'))\n"
+              "print('EOF')\n")
     r = subprocess.run(["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups",
-                        py, "-c", client, daemon.socket], capture_output=True, text=True, timeout=30)
+                        py, "-c", client, daemon.socket, os.path.join(REPO, "Clients", "python")],
+                       capture_output=True, text=True, timeout=30)
     out = r.stdout.splitlines()
     check(out and out[0] == "connected", f"the other user could not even connect (so nothing was tested): {r.stdout} {r.stderr}")
     answers = out[1:-1]

@@ -1193,6 +1193,17 @@ class SyncthingEvents:
         self.thread.join(5)
 
 
+def stop_adapter_figure(ctx, conns, proc, d):
+    """The end of an adapter's figure, whatever happened: its connections, the adapter (`proc`),
+    then the daemon (each None when the figure failed before starting it)."""
+    for c in conns:
+        c.close()
+    if proc:
+        ctx.stop(proc)
+    if d:
+        d.stop()
+
+
 def fig_syncthing(ctx, only):
     adapter = os.path.join(ctx.sbbin, "syncbadge-syncthing")
     if not os.access(adapter, os.X_OK):
@@ -1258,12 +1269,7 @@ def fig_syncthing(ctx, only):
     finally:
         if events:
             events.stop()
-        for c in conns:
-            c.close()
-        if proc:
-            ctx.stop(proc)
-        if d:
-            d.stop()
+        stop_adapter_figure(ctx, conns, proc, d)
         for st_ in sts:
             st_.stop()
     sm, stm, em, om = median(sb), median(st), median(extra), median(own)
@@ -1376,12 +1382,7 @@ def fig_git(ctx, only):
     except (OSError, ValueError, subprocess.SubprocessError, codec.ProtocolError) as e:
         raise BenchError(f"git set-up or run: {e!r}")
     finally:
-        for c in conns:
-            c.close()
-        if proc:
-            ctx.stop(proc)
-        if d:
-            d.stop()
+        stop_adapter_figure(ctx, conns, proc, d)
     cm, pm, sm = median(commit_t), median(push_t), median(status_t)
     size = f"{nfiles:,} files, {dirs:,} dirs"
     return [

@@ -1,31 +1,5 @@
 import SyncBadgeProtocol
 
-/// A state for the daemon, in its terms.
-public struct Verdict: Sendable, Hashable, CustomStringConvertible {
-    public var state: SyncState
-    public var message: String?
-    public var progress: Int?
-
-    public init(_ state: SyncState, _ message: String? = nil, progress: Int? = nil) {
-        self.state = state; self.message = message; self.progress = progress
-    }
-
-    public static let synced = Verdict(.synced)
-    public static let ignored = Verdict(.ignored)
-    public static let noUpstream = Verdict(.pending, "no upstream")
-
-    public var description: String {
-        state.name + (message.map { " (\($0))" } ?? "") + (progress.map { " \($0)%" } ?? "")
-    }
-}
-
-extension Verdict {
-    /// The `SET` that shows this verdict on `path`.
-    public func set(_ path: [UInt8], gen: UInt64?, recursive: Bool = false) -> SetRequest {
-        SetRequest(state, path, gen: gen, progress: progress.map { UInt8(clamping: $0) }, message: message, recursive: recursive)
-    }
-}
-
 /// What git says about one path, gathered from every status record that names it.
 public struct PathFlags: Sendable, Equatable {
     public var conflict: String?
@@ -152,82 +126,6 @@ public struct GitView: Sendable, Equatable {
         guard rel.count >= 4, rel[0] == UInt8(ascii: "."), rel[1] == UInt8(ascii: "g"), rel[2] == UInt8(ascii: "i"),
               rel[3] == UInt8(ascii: "t") else { return false }
         return rel.count == 4 || rel[4] == UInt8(ascii: "/")
-    }
-}
-
-/// The toolbar's text for a set of repositories: `main ↑2 ↓1` (zero counts left out).
-public enum ToolbarText {
-    public static func branch(_ b: BranchInfo) -> String {
-        var s = b.head ?? "detached at \(b.oid.map { String($0.prefix(7)) } ?? "nothing")"
-        if b.oid == nil && b.head != nil { s += " (no commits)" }
-        guard b.upstream != nil else { return s + " (no upstream)" }
-        guard let ahead = b.ahead, let behind = b.behind else { return s + " (upstream gone)" }
-        if ahead > 0 { s += " ↑\(ahead)" }
-        if behind > 0 { s += " ↓\(behind)" }
-        return s
-    }
-
-    /// One repository: its branch alone. Several: each prefixed with its directory's name.
-    public static func name(_ repos: [(name: String, branch: BranchInfo?)]) -> String {
-        if repos.isEmpty { return "git" }
-        if repos.count == 1 { return repos[0].branch.map(branch) ?? "git" }
-        return repos.map { "\($0.name): \($0.branch.map(branch) ?? "?")" }.joined(separator: "  ")
-    }
-}
-
-/// Reads git's `--progress` output (lines ended by CR while they update, LF when done):
-/// the last phase and its percentage.
-public struct ProgressReader: Sendable, Equatable {
-    public var phase: String?
-    public var percent: Int?
-    /// Complete lines that are not progress: what git says when something fails.
-    public var messages: [String] = []
-    var partial: [UInt8] = []
-
-    public init() {}
-
-    public mutating func feed(_ bytes: [UInt8]) {
-        for b in bytes {
-            if b == UInt8(ascii: "\r") || b == UInt8(ascii: "\n") {
-                line(partial, final: b == UInt8(ascii: "\n"))
-                partial.removeAll(keepingCapacity: true)
-            } else {
-                partial.append(b)
-            }
-        }
-    }
-
-    public mutating func finish() {
-        if !partial.isEmpty { line(partial, final: true) }
-        partial.removeAll()
-    }
-
-    mutating func line(_ bytes: [UInt8], final: Bool) {
-        let text = String(decoding: bytes, as: UTF8.self).trimmingSpaces
-        guard !text.isEmpty else { return }
-        // `remote: ` lines are the other side's progress or words: kept only when not progress.
-        let body = text.hasPrefix("remote: ") ? String(text.dropFirst(8)) : text
-        if let colon = body.firstIndex(of: ":"), let pct = body[colon...].firstIndex(of: "%") {
-            let digits = body[body.index(after: colon)..<pct].trimmingSpaces
-            if let p = Int(digits), (0...100).contains(p) {
-                if !text.hasPrefix("remote: ") {
-                    phase = String(body[..<colon])
-                    percent = p
-                }
-                return
-            }
-        }
-        if final, !body.hasSuffix(", done.") { messages.append(text) }
-    }
-
-    /// What git said, for an `error` message: its last lines (the `error:`/`fatal:` ones and
-    /// the `!` rejections first when there are any).
-    public var failureMessage: String {
-        let important = messages.filter {
-            $0.hasPrefix("error:") || $0.hasPrefix("fatal:") || $0.contains("[rejected]") || $0.contains("[remote rejected]")
-        }
-        let lines = important.isEmpty ? Array(messages.suffix(3)) : important
-        return lines.joined(separator: "\n")
     }
 }
 

@@ -64,4 +64,26 @@ private func text(_ l: WireLine) -> String { String(decoding: l.terminated(), as
         let gone = try #require(Root(try message("* ROOT /r removed")))
         #expect(gone.state == nil && gone.stateName == "removed" && !gone.scanning)
     }
+
+    @Test func pushesForProviders() throws {
+        let c = try #require(Changed(try message("* CHANGED /r/new%20name gen=12 what=move from=/r/old")))
+        #expect(c == Changed(path: b("/r/new name"), gen: 12, what: .move, from: b("/r/old")))
+        #expect(Changed(try message("* CHANGED /r/x gen=1 what=teleport"))?.what == nil)
+        let a = try #require(ActionCall(try message("* ACTION git.stage target=/r /r/a /r/b from=nautilus reply=t7")))
+        #expect(a.id == "git.stage" && a.paths == [b("/r/a"), b("/r/b")] && a.target == b("/r") && a.from == "nautilus" && a.reply == "t7")
+        #expect(ActionCall(try message("* CHANGED /r/x gen=1")) == nil)
+    }
+
+    @Test func everyKindIsItsOwnName() throws {
+        for k in MessageKind.allCases { #expect(try message("* \(k.rawValue)").messageKind == k) }
+        #expect(try message("* FUTURE-THING").messageKind == nil)
+    }
+
+    @Test func badgesAndMenuItemsReadBackWhatTheyWrite() throws {
+        let badge = Badge(id: "syncing", label: "Syncing", glyph: "⟳", ascii: "~", color: "1;34", image: b("/usr/share/x y.svg"))
+        #expect(Badge(try #require(WireMessage(line: badge.wireLine(tag: "1").bytes))) == badge)
+        let item = MenuItem(id: "git.stage", title: "Stage it", enabled: false)
+        #expect(MenuItem(try #require(WireMessage(line: item.wireLine(tag: "2").bytes))) == item)
+        #expect(MenuItem(try message("2 BADGE x label=a glyph=b ascii=c color=0")) == nil)
+    }
 }

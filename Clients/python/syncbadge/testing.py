@@ -1,9 +1,9 @@
 """A syncbadged of its own, for tests and measurements: a private socket and state directory,
 its log read line by line as it comes, started and stopped by its pid.
 
-The one launcher the repository's Python suites share (the client package's, the file managers',
-vifm's and Dolphin's tests, the reliability suite, the benchmarks); each adds only what it needs
-on top (its temp directories, /proc readings, timed connects).
+The one launcher the repository's Python suites share (the file managers', vifm's and Dolphin's
+tests, the reliability suite, the benchmarks); each adds only what it needs on top (its temp
+directories, /proc readings, timed connects).
 
     from syncbadge import testing
     daemon = testing.Daemon(workdir).start()            # waits for its "listening" log line

@@ -40,8 +40,8 @@ def require(run_under):
     """For setUpModule: a screen, and the daemon to test. `run_under` says how to get a screen."""
     if not os.environ.get("DISPLAY"):
         raise RuntimeError("no DISPLAY: run under " + run_under)
-    if not os.access(fs.BINARY, os.X_OK):
-        raise RuntimeError("no daemon at %s (swift build --product syncbadged, or set SYNCBADGED)" % fs.BINARY)
+    if fs.missing_daemon():
+        raise RuntimeError(fs.missing_daemon())
 
 
 class Scenario(object):

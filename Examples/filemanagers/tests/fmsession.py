@@ -47,6 +47,13 @@ def wait_until(what, predicate, timeout, interval=0.05):
         time.sleep(interval)
 
 
+def missing_daemon():
+    """Why the daemon under test cannot run here, or None."""
+    if not os.access(BINARY, os.X_OK):
+        return "no daemon at %s (swift build --product syncbadged, or set SYNCBADGED)" % BINARY
+    return None
+
+
 def daemon(workdir):
     """The real syncbadged on a private socket and state directory in `workdir`, with the
     repository's badges; its log also in workdir/syncbadged.log (kept with a failing run's

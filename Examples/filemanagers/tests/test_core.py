@@ -98,8 +98,8 @@ class Tee(io.StringIO):
 
 class CoreTests(unittest.TestCase):
     def setUp(self):
-        if not os.access(fs.BINARY, os.X_OK):
-            self.fail("no daemon at %s (swift build --product syncbadged, or set SYNCBADGED)" % fs.BINARY)
+        if fs.missing_daemon():
+            self.fail(fs.missing_daemon())
         self.work = os.path.realpath(tempfile.mkdtemp(prefix="syncbadge-fm-core-"))
         self.daemon = fs.daemon(self.work)
         self.root = os.path.join(self.work, "root")

@@ -39,8 +39,8 @@ class VifmTests(unittest.TestCase):
     def setUp(self):
         if shutil.which("vifm") is None or shutil.which("tmux") is None:
             self.fail("vifm and tmux are needed (make deps)")
-        if not os.access(fs.BINARY, os.X_OK):
-            self.fail("no daemon at %s (swift build --product syncbadged, or set SYNCBADGED)" % fs.BINARY)
+        if fs.missing_daemon():
+            self.fail(fs.missing_daemon())
         self.work = os.path.realpath(tempfile.mkdtemp(prefix="syncbadge-vifm-test-"))
         self.tmux_socket = "syncbadge-vifm-test-%d" % os.getpid()
         self.daemon = fs.daemon(self.work)

@@ -5,16 +5,6 @@ import Foundation
 import Logging
 import SyncBadgeProtocol
 
-/// What stops the adapter for good.
-public enum AdapterFailure: Error, CustomStringConvertible {
-    /// A wrong key or address: exit 78 (EX_CONFIG) with this line.
-    case configuration(String)
-
-    public var description: String {
-        switch self { case .configuration(let s): s }
-    }
-}
-
 /// A conflict copy that could not be renamed over its original.
 struct ResolveError: Error, CustomStringConvertible {
     var path: String
@@ -29,25 +19,9 @@ enum Input: Sendable {
     case daemon(DaemonPush)
 }
 
-/// The lstat side of the file system.
-public struct LocalFileSystem: FileSystemView {
-    public init() {}
-    public func exists(_ path: String) -> Bool {
-        var st = stat()
-        return lstat(path, &st) == 0
-    }
-
-    public func identity(_ path: String) -> DiskIdentity? {
-        var st = stat()
-        guard lstat(path, &st) == 0 else { return nil }
-        return DiskIdentity(size: Int64(st.st_size), mtimeNanoseconds: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec),
-                            isDirectory: (st.st_mode & S_IFMT) == S_IFDIR)
-    }
-}
-
 /// The adapter's loop: Syncthing's events and the daemon's pushes in, through the mapper,
 /// actions out. It owns every piece of state and runs in one task.
-public final class SyncthingBridge {
+public final class SyncthingProvider {
     /// The events the loop follows; ids are counted per such mask, so it never changes.
     static let mask = ["ItemStarted", "ItemFinished", "DownloadProgress", "RemoteDownloadProgress", "LocalIndexUpdated",
                        "RemoteIndexUpdated", "FolderCompletion", "FolderErrors", "StateChanged", "ConfigSaved",

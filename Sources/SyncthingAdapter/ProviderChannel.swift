@@ -7,91 +7,6 @@ import Synchronization
 import SyncBadgeClient
 import SyncBadgeCore
 
-/// The daemon, as the adapter's loop uses it: report states, read generations and pending
-/// paths, register roots. Behind a protocol so that the loop's decisions are testable.
-public protocol BadgeDaemon: AnyObject {
-    func set(_ s: SetRequest) throws -> SetOutcome
-    /// The path's current generation, nil when the daemon knows no such path.
-    func generation(of path: String) throws -> UInt64?
-    /// `CHANGES <root>`: every pending path with its generation.
-    func pending(root: String) throws -> [(String, UInt64)]
-    func addRoot(_ path: String) throws
-    func reconnect() throws
-}
-
-/// Two connections: a provider one for `SET`, `STATUS` and `CHANGES`, and an admin one,
-/// opened when a root has to be added.
-public final class SocketBadgeDaemon: BadgeDaemon {
-    let socketPath: String
-    let name: String
-    var connection: Connection?
-
-    public init(socketPath: String, name: String) {
-        self.socketPath = socketPath
-        self.name = name
-    }
-
-    func conn() throws -> Connection {
-        if let connection { return connection }
-        let c = try Self.open(socketPath, role: .provider, name: name + "-state")
-        connection = c
-        return c
-    }
-
-    /// A connection that asks for no `* ROOT` pushes: nothing reads pushes on it, and unread
-    /// ones would pile up in its buffer, or reset the connection when it closes.
-    static func open(_ socketPath: String, role: Role, name: String) throws -> Connection {
-        try Connection(socketPath: socketPath, role: role, name: name, rootPushes: false, timeout: 30)
-    }
-
-    /// One retry on a fresh connection: the daemon may have restarted since the last request.
-    func request(_ r: Request) throws -> Reply {
-        do {
-            return try conn().request(r, timeout: 30)
-        } catch ClientError.closed, ClientError.timeout {
-            connection = nil
-            return try conn().request(r, timeout: 30)
-        }
-    }
-
-    public func set(_ s: SetRequest) throws -> SetOutcome {
-        do {
-            return SetOutcome(ok: try request(s.request).ok)
-        } catch ClientError.server(code: SetOutcome.notFoundCode, _) {
-            return .notFound
-        }
-    }
-
-    public func generation(of path: String) throws -> UInt64? {
-        do {
-            let r = try request(.status(Array(path.utf8)))
-            return r.data.compactMap(Item.init).first?.gen
-        } catch ClientError.server(code: "not-found", _) {
-            return nil
-        } catch ClientError.server(code: "outside", _) {
-            return nil
-        }
-    }
-
-    public func pending(root: String) throws -> [(String, UInt64)] {
-        try request(.changes(Array(root.utf8))).data.compactMap(Item.init).map {
-            (String(decoding: $0.path, as: UTF8.self), $0.gen ?? 0)
-        }
-    }
-
-    public func addRoot(_ path: String) throws {
-        let admin = try Self.open(socketPath, role: .admin, name: name + "-admin")
-        _ = try admin.request(.addRoot(Array(path.utf8)), timeout: 600)
-        // A goodbye, so that the daemon closes first and nothing is left unread.
-        _ = try? admin.request(.bye, timeout: 5)
-    }
-
-    public func reconnect() throws {
-        connection = nil
-        _ = try conn()
-    }
-}
-
 /// What arrives on the provider connection.
 public enum DaemonPush: Sendable, Equatable {
     /// Connected (again): `epoch` tells whether the daemon restarted.
@@ -103,27 +18,6 @@ public enum DaemonPush: Sendable, Equatable {
     /// `reply`: the token to `ANSWER` with, when the client asked for an answer (1.2).
     case action(id: String, paths: [String], target: String?, reply: String?)
     case lost
-}
-
-/// A menu or toolbar item the adapter defines.
-public struct MenuDefinition: Sendable, Equatable {
-    public var kind: String
-    public var id: String
-    public var title: String
-    public var states: [SyncState]
-    public var enabled: Bool
-    public init(kind: String, id: String, title: String, states: [SyncState] = [], enabled: Bool = true) {
-        self.kind = kind; self.id = id; self.title = title; self.states = states; self.enabled = enabled
-    }
-}
-
-/// The toolbar item an adapter defines.
-public struct ToolbarDefinition: Sendable, Equatable {
-    public var name: String
-    public var tooltip: String
-    public init(name: String, tooltip: String) {
-        self.name = name; self.tooltip = tooltip
-    }
 }
 
 /// The provider connection that holds the claims: one thread owns it, waits on it and on a
@@ -244,7 +138,9 @@ public final class ProviderChannel: Sendable {
 
     /// One connection's life: returns when the roots shrank, throws when the daemon went away.
     func session(connected: () -> Void) throws {
-        let c = try Connection(socketPath: socketPath, role: .provider, name: name)
+        // It reads every push, `* ROOT` ones too.
+        let s = try ProviderSession(socketPath: socketPath, name: name, rootPushes: true)
+        let c = s.connection
         logger.info("provider connection to syncbadged open", metadata: ["epoch": "\(c.epoch)"])
         connected()
         var definedMenus: [MenuDefinition] = []
@@ -252,7 +148,7 @@ public final class ProviderChannel: Sendable {
         // Answers queued for an earlier connection cannot be given on this one.
         wanted.withLock { $0.answers.removeAll() }
         onPush(.connected(epoch: c.epoch))
-        let canUnclaim = c.capabilities.contains("unclaim")
+        let canUnclaim = s.capabilities.contains("unclaim")
         var claimed = Set<String>()
         var generation = wanted.withLock { $0.generation }
         while true {
@@ -262,16 +158,16 @@ public final class ProviderChannel: Sendable {
             }
             if stopping { return }
             for m in menus where !definedMenus.contains(m) {
-                _ = try c.request(.defineMenu(kind: m.kind, id: m.id, title: m.title, states: m.states, enabled: m.enabled), timeout: 30)
+                try s.defineMenu(kind: m.kind, id: m.id, title: m.title, states: m.states, enabled: m.enabled)
             }
             definedMenus = menus
             if let toolbar, toolbar != definedToolbar {
-                _ = try c.request(.defineToolbar(name: toolbar.name, tooltip: toolbar.tooltip), timeout: 30)
+                try s.defineToolbar(name: toolbar.name, tooltip: toolbar.tooltip)
                 definedToolbar = toolbar
             }
             for a in answers {
                 do {
-                    _ = try c.request(.answer(a.token, message: a.message, failed: a.failed), timeout: 30)
+                    try s.answer(a.token, message: a.message, failed: a.failed)
                 } catch ClientError.server(let code, let message) {
                     // Too late (the client's 10 seconds passed) or the client went away.
                     logger.debug("answer \(a.token): \(code) \(message ?? "")")
@@ -281,7 +177,7 @@ public final class ProviderChannel: Sendable {
                 guard canUnclaim else { return }
                 for r in claimed.subtracting(roots).sorted() {
                     do {
-                        _ = try c.request(.unclaim(Array(r.utf8)), timeout: 30)
+                        try s.unclaim(Array(r.utf8))
                     } catch ClientError.server(let code, let message) {
                         // The root went first (removed), which ended the claim.
                         logger.debug("unclaim \(r): \(code) \(message ?? "")")
@@ -292,8 +188,7 @@ public final class ProviderChannel: Sendable {
             }
             for r in roots where !claimed.contains(r) {
                 do {
-                    _ = try c.request(.claim(Array(r.utf8)), timeout: 30)
-                    _ = try c.request(.subscribeChanges(Array(r.utf8)), timeout: 30)
+                    try s.claim(Array(r.utf8), addingRoot: false)
                     claimed.insert(r)
                 } catch ClientError.server(let code, let message) {
                     // Not a root yet (the loop adds it first) or claimed by another engine.
@@ -315,17 +210,17 @@ public final class ProviderChannel: Sendable {
     }
 
     func dispatch(_ m: WireMessage) {
-        switch m.kind {
-        case "CHANGED":
-            guard let p = m.fields.first, p.isPath, let gen = m.option("gen").flatMap(UInt64.init) else { return }
-            onPush(.changed(path: String(decoding: p.bytes, as: UTF8.self), gen: gen, from: m.option("from")))
-        case "RESET-CHANGES":
+        switch m.messageKind {
+        case .changed:
+            guard let c = Changed(m), let gen = c.gen else { return }
+            onPush(.changed(path: String(decoding: c.path, as: UTF8.self), gen: gen, from: c.from.map { String(decoding: $0, as: UTF8.self) }))
+        case .resetChanges:
             guard let p = m.fields.first, p.isPath else { return }
             onPush(.resetChanges(root: String(decoding: p.bytes, as: UTF8.self)))
-        case "ACTION":
-            guard let id = m.fields.first?.string else { return }
-            let paths = m.fields.dropFirst().filter(\.isPath).map { String(decoding: $0.bytes, as: UTF8.self) }
-            onPush(.action(id: id, paths: paths, target: m.option("target"), reply: m.option("reply")))
+        case .action:
+            guard let a = ActionCall(m) else { return }
+            onPush(.action(id: a.id, paths: a.paths.map { String(decoding: $0, as: UTF8.self) },
+                           target: a.target.map { String(decoding: $0, as: UTF8.self) }, reply: a.reply))
         default:
             break
         }
