@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import SyncBadgeClient
+@_spi(Wire) import SyncBadgeClient
 
 /// systemd socket activation, with systemd's own test tool.
 @Suite struct ActivationTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import SyncBadgeClient
+@_spi(Wire) import SyncBadgeClient
 
 /// The `syncbadge` executable: output, exit codes and error messages.
 @Suite struct CLITests {

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import SyncBadgeClient
+@_spi(Wire) import SyncBadgeClient
 import SyncBadgeCore
 
 /// The shell prompt integrations in `Examples/prompt/`, end to end: the real daemon, each

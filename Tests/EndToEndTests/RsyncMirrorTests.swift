@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import SyncBadgeClient
+@_spi(Wire) import SyncBadgeClient
 import SyncBadgeCore
 
 /// The example engine `Examples/providers/rsync-mirror/rsync_mirror.py` against the real daemon:

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import SyncBadgeClient
+@_spi(Wire) import SyncBadgeClient
 import SyncBadgeCore
 
 /// Two real Syncthing instances on loopback sharing one folder, one daemon, and one adapter
