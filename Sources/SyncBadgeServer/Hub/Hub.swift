@@ -73,13 +73,12 @@ final class Hub {
         set { ports.watcher = newValue }
     }
 
-    init(loop: EventLoop, store: any StateStore, storeRunner: any StoreRunner, fileRunner: (any StoreRunner)? = nil,
+    init(loop: EventLoop, store: any StateStore, storeRunner: any StoreRunner, fileRunner: any StoreRunner,
          files: any FileInspector = DiskFiles(), badges: [Badge], privatePaths: [[UInt8]], timers: Timers = Timers(),
          clock: any WallClock = SystemWallClock(), logger: Logger) throws {
         self.loop = loop
         self.logger = logger
-        self.ports = Ports(store: store, storeRunner: storeRunner, fileRunner: fileRunner ?? NIOThreadPool.singleton,
-                           files: files, clock: clock)
+        self.ports = Ports(store: store, storeRunner: storeRunner, fileRunner: fileRunner, files: files, clock: clock)
         self.outstanding = Outstanding(releases: SyncingReleases(holdMs: timers.restartHoldMs), replies: ActionReplies(timeout: timers.answer))
         self.settings = Settings(epoch: String(UInt32.random(in: 0...UInt32.max), radix: 16).leftPadded(to: 8), privatePaths: privatePaths, badges: badges)
         self.tree = StateTree(lastGen: try store.lastGen())

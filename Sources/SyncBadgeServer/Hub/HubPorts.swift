@@ -55,7 +55,7 @@ struct Ports {
     /// The one thread that writes to the store.
     let storeRunner: any StoreRunner
     /// Where the file system is looked at and written (identities, a path outside the roots,
-    /// the ignore file), off the event loop and not behind a store commit: NIO's blocking pool
+    /// the ignore file), off the event loop and not behind a store commit: a thread of its own
     /// in the daemon.
     let fileRunner: any StoreRunner
     let files: any FileInspector
