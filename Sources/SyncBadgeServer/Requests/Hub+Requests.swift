@@ -236,7 +236,7 @@ extension Hub {
                 if let l {
                     self.outbox.write(c, l)
                 } else if let p = outsidePaths.next(), let kind = kinds.next() {
-                    self.outbox.write(c, ItemView.outsideLine(head: req.tag, path: p, kind: kind))
+                    self.outbox.write(c, Item.outsideLine(head: req.tag, path: p, kind: kind))
                 }
             }
             self.outbox.ok(c, req.tag)
