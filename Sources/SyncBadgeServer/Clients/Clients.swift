@@ -48,7 +48,13 @@ struct Clients {
         _modify { yield &clients[id] }
     }
 
-    func isActive(_ id: ID) -> Bool { clients[id]?.closing == false }
+    /// Connected and not being closed. Mutating only to reach the client in place (see below).
+    mutating func isActive(_ id: ID) -> Bool {
+        guard let i = clients.index(forKey: id) else { return false }
+        return Self.isActive(&clients.values[i])
+    }
+
+    private static func isActive(_ c: inout Client) -> Bool { !c.closing }
 
     // The hot paths below reach a client in place (through `_modify`): a plain read of
     // `clients[id]` copies the whole struct, a retain and a release for each of its sets.

@@ -36,9 +36,12 @@ struct Outbox {
     }
 
     /// Bytes held for the client and not taken yet.
-    func heldBytes(_ id: Int) -> Int {
-        pending[id]?.bytes.readableBytes ?? 0
+    mutating func heldBytes(_ id: Int) -> Int {
+        guard let i = pending.index(forKey: id) else { return 0 }
+        return Self.held(&pending.values[i])
     }
+
+    private static func held(_ p: inout Pending) -> Int { p.bytes.readableBytes }
 
     var hasReady: Bool { !ready.isEmpty }
 
@@ -74,22 +77,35 @@ struct Outbox {
 
     /// Closes the connection once what it holds is written.
     mutating func close(_ id: Int) {
-        guard let i = pending.index(forKey: id), !pending.values[i].close else { return }
-        pending.values[i].close = true
-        list(i, id)
+        guard let i = pending.index(forKey: id) else { return }
+        if Self.close(&pending.values[i]) { ready.append(id) }
     }
 
     /// In place: the dictionary's value is changed where it is, so its buffer is not copied.
+    /// (Reading a field as `pending.values[i].listed` copies the whole `Pending` first, a
+    /// retain and a release of its buffer, on every line of a pipelined STATUS.)
     private mutating func append(_ id: Int, _ body: (inout ByteBuffer) -> Void) {
-        guard let i = pending.index(forKey: id), !pending.values[i].close else { return }
-        body(&pending.values[i].bytes)
-        list(i, id)
+        guard let i = pending.index(forKey: id) else { return }
+        if Self.append(&pending.values[i], body) { ready.append(id) }
     }
 
-    private mutating func list(_ i: Dictionary<Int, Pending>.Index, _ id: Int) {
-        guard !pending.values[i].listed else { return }
-        pending.values[i].listed = true
-        ready.append(id)
+    /// Whether the client is newly ready.
+    private static func close(_ p: inout Pending) -> Bool {
+        guard !p.close else { return false }
+        p.close = true
+        return list(&p)
+    }
+
+    private static func append(_ p: inout Pending, _ body: (inout ByteBuffer) -> Void) -> Bool {
+        guard !p.close else { return false }
+        body(&p.bytes)
+        return list(&p)
+    }
+
+    private static func list(_ p: inout Pending) -> Bool {
+        guard !p.listed else { return false }
+        p.listed = true
+        return true
     }
 
     // MARK: Handing over
@@ -107,20 +123,23 @@ struct Outbox {
     /// into buffers of their own size; a mostly full buffer is handed over as it is.
     mutating func take(_ id: Int) -> (chunk: ByteBuffer?, close: Bool) {
         guard let i = pending.index(forKey: id) else { return (nil, false) }
-        pending.values[i].listed = false
-        let close = pending.values[i].close
-        let held = pending.values[i].bytes.readableBytes
-        guard held > 0 else { return (nil, close) }
+        return Self.take(&pending.values[i], allocator)
+    }
+
+    private static func take(_ p: inout Pending, _ allocator: ByteBufferAllocator) -> (chunk: ByteBuffer?, close: Bool) {
+        p.listed = false
+        let held = p.bytes.readableBytes
+        guard held > 0 else { return (nil, p.close) }
         let chunk: ByteBuffer
-        if held * 2 >= pending.values[i].bytes.capacity {
-            chunk = pending.values[i].bytes
-            pending.values[i].bytes = allocator.buffer(capacity: 4096)
+        if held * 2 >= p.bytes.capacity {
+            chunk = p.bytes
+            p.bytes = allocator.buffer(capacity: 4096)
         } else {
             var exact = allocator.buffer(capacity: held)
-            exact.writeBuffer(&pending.values[i].bytes)
+            exact.writeBuffer(&p.bytes)
             chunk = exact
-            pending.values[i].bytes.clear()
+            p.bytes.clear()
         }
-        return (chunk, close)
+        return (chunk, p.close)
     }
 }

@@ -15,11 +15,14 @@ extension Hub {
     @discardableResult
     func received(_ line: ByteBuffer, from c: Clients.ID) -> Bool {
         guard let gate = clients.gate(c) else { return false }
-        if gate.idle {
-            process(line, from: c)
-        } else {
+        guard gate.idle else {
             clients[c]?.requests.enqueue(line)
+            return true
         }
+        // A plain STATUS, answered in place, never ends its client: the hot path of a
+        // pipelined STATUS looks the client up once.
+        if gate.helloed && fastStatus(line, c) { return true }
+        process(line, from: c, helloed: false)
         return clients.isActive(c)
     }
 
@@ -39,7 +42,13 @@ extension Hub {
 
     private func process(_ line: ByteBuffer, from c: Clients.ID) {
         guard let gate = clients.gate(c) else { return }
-        if gate.helloed && fastStatus(line, c) { return }
+        process(line, from: c, helloed: gate.helloed)
+    }
+
+    /// `helloed` from the gate the caller just passed (false when it tried the fast STATUS
+    /// itself): one lookup of the client per line.
+    private func process(_ line: ByteBuffer, from c: Clients.ID, helloed: Bool) {
+        if helloed && fastStatus(line, c) { return }
         switch WireParser.parse(line.readableBytesView) {
         case .empty:
             return
