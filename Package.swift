@@ -39,11 +39,21 @@ let package = Package(
         ),
         // glibc's <malloc.h>, for the daemon's allocator settings (Daemon.tuneAllocator).
         .systemLibrary(name: "CMalloc"),
-        .target(name: "SyncBadgeCore", swiftSettings: strict),
+        // The wire: path bytes, percent-encoding, the codec, verbs, roles and the typed requests
+        // and answers. No Foundation and no I/O, so every Swift client can link it.
+        .target(name: "SyncBadgeProtocol", swiftSettings: strict),
+        .target(name: "SyncBadgeCore", dependencies: ["SyncBadgeProtocol"], swiftSettings: strict),
+        // What crosses from the watcher thread to the engine (`WatcherMessage`, the `WatcherControl`
+        // port, `FileStat`): pure values and one lstat, so that the server links no libinotifytools.
+        .target(
+            name: "SyncBadgeWatchEvents",
+            dependencies: ["SyncBadgeCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         .target(
             name: "SyncBadgeWatcher",
             dependencies: [
-                "CInotifyTools", "SyncBadgeCore",
+                "CInotifyTools", "SyncBadgeCore", "SyncBadgeWatchEvents",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -62,18 +72,18 @@ let package = Package(
         .target(
             name: "SyncBadgeServer",
             dependencies: [
-                "CMalloc", "SyncBadgeCore", "SyncBadgeWatcher", "SyncBadgeStore",
+                "CMalloc", "SyncBadgeCore", "SyncBadgeWatchEvents", "SyncBadgeStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
-        .target(name: "SyncBadgeClient", dependencies: ["SyncBadgeCore"], swiftSettings: strict),
+        .target(name: "SyncBadgeClient", dependencies: ["SyncBadgeProtocol"], swiftSettings: strict),
         .executableTarget(
             name: "syncbadged",
             dependencies: [
-                "SyncBadgeServer",
+                "SyncBadgeServer", "SyncBadgeWatcher",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -82,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "syncbadge",
             dependencies: [
-                "SyncBadgeClient", "SyncBadgeCore",
+                "SyncBadgeClient", "SyncBadgeProtocol", "SyncBadgeCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict,
@@ -93,7 +103,7 @@ let package = Package(
         .target(
             name: "SyncthingAdapter",
             dependencies: [
-                "SyncBadgeClient", "SyncBadgeCore",
+                "SyncBadgeClient", "SyncBadgeProtocol", "SyncBadgeCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -118,7 +128,7 @@ let package = Package(
         // states, tested with recorded output; the git command line and the daemon at the edges.
         .target(
             name: "GitAdapter",
-            dependencies: ["SyncBadgeClient", "SyncBadgeCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SyncBadgeClient", "SyncBadgeProtocol", "SyncBadgeCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -135,16 +145,17 @@ let package = Package(
         .executableTarget(
             name: "syncbadge-soak",
             dependencies: [
-                "SyncBadgeServer", "SyncBadgeClient", "SyncBadgeCore", "SyncBadgeWatcher",
+                "SyncBadgeServer", "SyncBadgeClient", "SyncBadgeCore", "SyncBadgeWatcher", "SyncBadgeWatchEvents",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "SyncBadgeCoreTests", dependencies: ["SyncBadgeCore"], swiftSettings: strict),
+        .testTarget(name: "SyncBadgeProtocolTests", dependencies: ["SyncBadgeProtocol"], swiftSettings: strict),
+        .testTarget(name: "SyncBadgeCoreTests", dependencies: ["SyncBadgeCore", "SyncBadgeProtocol"], swiftSettings: strict),
         .testTarget(
             name: "SyncBadgeWatcherTests",
-            dependencies: ["SyncBadgeWatcher", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SyncBadgeWatcher", "SyncBadgeWatchEvents", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .testTarget(
@@ -172,7 +183,7 @@ let package = Package(
         .testTarget(
             name: "SyncBadgeServerTests",
             dependencies: [
-                "SyncBadgeServer", "SyncBadgeCore", "SyncBadgeStore", "SyncBadgeWatcher",
+                "SyncBadgeServer", "SyncBadgeCore", "SyncBadgeStore", "SyncBadgeWatchEvents",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

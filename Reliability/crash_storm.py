@@ -52,10 +52,8 @@ def one_round(ctx, it, kill_after, wseed, rng):
             f.write(f"{i}:0:initial")
 
     daemon = Daemon(ctx, name=f"round{it}").start()
-    admin = daemon.client("admin")
-    admin.ok("ADD-ROOT", root, timeout=60)
-    engine = daemon.client("provider", "engine")
-    engine.ok("CLAIM", root)
+    admin = daemon.admin(root)
+    engine = daemon.engine(root)
 
     acked = {}       # path -> (hash, identity) of the last SET answered OK (not stale)
     history = {}     # path -> [(gen, identity, outcome)] of every SET, for failure reports

@@ -53,15 +53,10 @@ class Monitored:
 
 def wait_stat(daemon, client, key, pred, timeout):
     """Asks STATS until pred(value) or the deadline; returns the last value."""
-    deadline = now() + timeout
-    while True:
+    def attempt():
         value = int(daemon.stats(client)[key])
-        if pred(value) or now() > deadline:
-            return value
-        try:
-            client.wait_push(lambda l: True, 0.2)
-        except CaseFail:
-            pass
+        return pred(value), value
+    return client.until(attempt, timeout, 0.2)[1]
 
 
 @case("flood-connections", "1,000 concurrent connections, each HELLO and PING answered; all released after")
@@ -76,13 +71,12 @@ def connections(ctx):
     t0 = now()
     retries = 0
     for _ in range(n):
-        c = Client(m.daemon.sock, timeout=30)
+        c = Client(m.daemon.socket, timeout=30)      # HELLO sent, answers read below
         retries += c.connect_retries
         ctx.clients.append(c)
         conns.append(c)
-    hellos = [c.send("HELLO", "proto=1", "role=viewer") for c in conns]
-    for c, t in zip(conns, hellos):
-        a = c.answer(t, timeout=30)
+    for c in conns:
+        a = c.answer(c.hello_reply, timeout=30)
         check(a.ok, f"HELLO on one of {n} connections: {a!r}")
     pings = [c.send("PING") for c in conns]
     for c, t in zip(conns, pings):
@@ -106,8 +100,7 @@ def slow_reader(ctx):
     root = ctx.mkdir("root")
     busy = os.path.join(root, "busy")
     os.mkdir(busy)
-    admin = m.daemon.client("admin")
-    admin.ok("ADD-ROOT", root, timeout=60)
+    admin = m.daemon.admin(root)
 
     # The slow client: observes, then reads nothing until the storm is over.
     slow = m.daemon.client("viewer", "slow")
@@ -200,7 +193,7 @@ def garbage(ctx):
     m = Monitored(ctx)
     data = random.Random(ctx.seed).randbytes(1 << 20)
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(m.daemon.sock)
+    s.connect(m.daemon.socket)
     received = []
 
     def read():
@@ -247,8 +240,7 @@ def garbage(ctx):
     while total < (1 << 20):
         body = bytes(b for b in rng.randbytes(rng.randrange(1, 400)) if b != 0x0A)
         tag = f"g{nlines}"
-        g.send_raw(tag.encode() + b" " + body + b"\n")
-        tags.append(tag)
+        tags += g.send_raw(tag.encode() + b" " + body + b"\n", tags=[tag])
         total += len(body) + len(tag) + 2
         nlines += 1
         if nlines % 200 == 0:            # read as we go, so neither side's buffers fill
@@ -273,8 +265,8 @@ def line_limit(ctx):
     c = m.daemon.client()
     line = padded("big", limit)
     assert len(line) == limit
-    c.send_raw(line + b"\n")
-    a = c.answer("big", timeout=10)
+    big, = c.send_raw(line + b"\n", tags=["big"])
+    a = c.answer(big, timeout=10)
     check(a.ok, f"a line of exactly {limit} bytes (+LF) answered {a!r}")
     c.ok("PING")
 
@@ -316,8 +308,8 @@ def reconnect(ctx):
         if now() < due:
             threading.Event().wait(due - now())     # pacing the load, not waiting for a result
         try:
-            c = Client(m.daemon.sock, timeout=10)
-            c.hello("viewer")
+            c = Client(m.daemon.socket, timeout=10)
+            c.hello()
             a = c.request("BYE")
             check(a.ok, f"BYE answered {a!r}")
             try:

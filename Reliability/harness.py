@@ -1,4 +1,5 @@
-"""Shared machinery for the reliability suite: daemons, clients, deadlines, sysctls.
+"""Shared machinery for the reliability suite: daemons, clients, deadlines, sysctls. Clients and
+daemons are the Python package's (Connection, testing.Daemon) with the cases' checks on top.
 
 Every wait in the suite goes through a deadline: a wait either sees what it waits for (a
 push, an answer, a log line, a process exit) or fails with what it saw instead. Nothing
@@ -8,14 +9,12 @@ is registered with its Context and released in reverse order, whatever happened.
 
 import atexit
 import collections
-import errno
 import hashlib
 import os
 import re
 import select
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,9 +24,11 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# The protocol's codec: the Python client package of this repository (Clients/python).
+# The protocol: the Python client package of this repository (Clients/python): its codec,
+# connection and daemon launcher.
 sys.path.insert(0, os.path.join(REPO, "Clients", "python"))
-from syncbadge import codec  # noqa: E402
+import syncbadge as sb  # noqa: E402
+from syncbadge import codec, testing  # noqa: E402
 
 
 class CaseFail(Exception):
@@ -52,19 +53,23 @@ class Timeout(Exception):
 
 
 # --------------------------------------------------------------------------------------
-# Lines (PROTOCOL.md "Framing"), through the client package's codec
+# Clients: the package's Connection, with what the cases add on top
 
 class Line:
-    """One line from the daemon, split into fields: tag (or '*'), kind, positionals, options
-    (decoded, as str with os.fsdecode's surrogate escapes). A line that is not well formed (a
-    bad tag, an empty field, a malformed escape) fails the case: the daemon must not send one."""
+    """One line from the daemon (a package Message, or raw bytes read by Client.readline), as the
+    cases read it: tag (or '*'), kind, positionals, options, decoded to str with os.fsdecode's
+    surrogate escapes. Raw bytes that are not a well-formed line (a bad tag, an empty field, a
+    malformed escape) fail the case: the daemon must not send one."""
 
-    def __init__(self, raw):
-        self.raw = raw
-        try:
-            m = codec.parse_message(raw)
-        except codec.ProtocolError as e:
-            raise CaseFail(f"malformed line from the daemon ({e}): {raw[:300]!r}")
+    def __init__(self, line):
+        if isinstance(line, codec.Message):
+            m = line
+        else:
+            try:
+                m = codec.parse_message(line)
+            except codec.ProtocolError as e:
+                raise CaseFail(f"malformed line from the daemon ({e}): {line[:300]!r}")
+        self.raw = m.raw
         self.tag = m.head
         self.kind = m.kind
         self.args = [os.fsdecode(f) for f in m.fields]
@@ -96,10 +101,12 @@ class Line:
 
 
 class Answer:
-    def __init__(self, tag, data, final):
-        self.tag = tag
-        self.data = data      # [Line]
-        self.final = final    # Line: OK or ERR
+    """A Reply's lines as Lines: `data`, then `final` (OK or ERR)."""
+
+    def __init__(self, reply):
+        self.tag = reply.tag
+        self.data = [Line(m) for m in reply.data]
+        self.final = Line(reply.final)
 
     @property
     def ok(self):
@@ -118,105 +125,60 @@ class Closed(Exception):
     pass
 
 
-class Client:
-    """A blocking line-protocol client. Pushes met while reading answers are queued in
-    `pushes` so that `wait_push` can find them later; nothing is ever dropped."""
+# A field "key=value" the cases write as one string: an option.
+_OPTION = re.compile(r"([a-z][a-z0-9-]*)=(.*)\Z", re.S)
 
-    def __init__(self, sock_path, timeout=10):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        # A Unix socket whose listen backlog is full refuses a non-blocking connect with
-        # EAGAIN; a blocking client would just wait. Retry (with a deadline) like one.
-        self.sock.setblocking(False)
-        deadline = now() + timeout
-        self.connect_retries = 0
-        while True:
-            try:
-                self.sock.connect(sock_path)
-                break
-            except BlockingIOError:
-                if now() > deadline:
-                    raise
-                self.connect_retries += 1
-                select.select([], [], [], 0.001)
-        self.sock.settimeout(timeout)
-        self.framer = codec.LineBuffer()
-        self.lines = collections.deque()   # complete lines read, not yet handed out
+
+class Client(sb.Connection):
+    """The package's Connection, blocking, its HELLO sent at once (hello() waits for the
+    answer). On top: answers that fail the case when late, malformed or for no request; pushes
+    queued as Lines for wait_push (nothing is ever dropped); raw lines (readline) for the
+    cases that send bytes the codec refuses (Connection.send_raw)."""
+
+    def __init__(self, sock_path, timeout=10, role="viewer", name=None):
+        super().__init__(path=sock_path, role=role, name=name, on_push=self._queue_push)
         self.pushes = collections.deque()
+        self.raw_lines = collections.deque()    # read by readline(), not yet handed out
         self.all_lines = []           # every line received, for "no 'No space left' ever" checks
         self.keep_all = False
-        self._tag = 0
-        self.eof = False
         self.hello_line = None
+        self.connect(timeout)
 
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+    def _queue_push(self, message):
+        if self.keep_all:
+            self.all_lines.append(message.raw)
+        self.pushes.append(Line(message))
 
-    def send_raw(self, data):
-        self.sock.sendall(data)
+    def _check_stream(self):
+        check(self.malformed == 0, f"{self.malformed} malformed line(s) from the daemon (logged above)")
+        check(self.unmatched == 0, f"{self.unmatched} answer(s) from the daemon for no request")
 
     def send(self, verb, *fields):
-        """Sends a request; returns its tag (answers come back in order). A str field is
-        encoded (a path, a state, an id, or an option "key=value": its key never needs an
-        escape, so encoding the whole field encodes just the value); bytes go as they are
-        (already encoded: raw tests)."""
-        self._tag += 1
-        tag = str(self._tag)
-        parts = [tag.encode(), verb.encode()]
-        parts += [f if isinstance(f, bytes) else codec.encode(f) for f in fields]
-        self.sock.sendall(b" ".join(parts) + b"\n")
-        return tag
+        """Sends a request; returns its Reply (for answer()). A str field "key=value" is an
+        option, any other field a positional (encoded by the codec)."""
+        positional, options = [], {}
+        for f in fields:
+            m = _OPTION.match(f) if isinstance(f, str) else None
+            if m:
+                options[m.group(1)] = m.group(2)
+            else:
+                positional.append(f)
+        return super().send(verb, *positional, **options)
 
-    def readline(self, deadline):
-        """The next line (without LF; empty lines are skipped) or raises Closed at EOF,
-        Timeout at the deadline."""
-        while True:
-            if self.lines:
-                line = self.lines.popleft()
-                if self.keep_all:
-                    self.all_lines.append(line)
-                return line
-            if self.eof:
-                partial = self.framer.pending
-                raise Closed("connection closed" + (f" (partial line {partial[:100]!r})" if partial else ""))
-            left = deadline - now()
-            if left <= 0:
-                raise Timeout()
-            # poll, not select: the 1,000-connection flood has descriptors past FD_SETSIZE.
-            p = select.poll()
-            p.register(self.sock, select.POLLIN)
-            if not p.poll(left * 1000):
-                raise Timeout()
-            try:
-                chunk = self.sock.recv(1 << 16)
-            except ConnectionResetError:
-                chunk = b""
-            if not chunk:
-                self.eof = True
-            self.lines.extend(self.framer.feed(chunk))
-
-    def answer(self, tag, timeout=15):
-        """Reads until the final line of `tag`'s answer; queues pushes met on the way."""
-        deadline = now() + timeout
-        data = []
-        while True:
-            try:
-                raw = self.readline(deadline)
-            except Timeout:
-                raise CaseFail(f"no answer to request {tag} within {timeout}s (got so far: {data[-3:]})")
-            line = Line(raw)
-            if line.push:
-                self.pushes.append(line)
-                if line.kind == "BYE":
-                    raise CaseFail(f"daemon said {line!r} while we waited for answer {tag}")
-                continue
-            if line.tag != tag:
-                raise CaseFail(f"answer for tag {line.tag} while waiting for {tag}: {line!r}")
-            if line.kind in ("OK", "ERR"):
-                return Answer(tag, data, line)
-            data.append(line)
+    def answer(self, reply, timeout=15):
+        """The Answer to a Reply (of send() or send_raw()). Fails the case at the timeout or
+        when the daemon said BYE first; raises Closed when the connection ended without one
+        (a daemon killed on purpose)."""
+        if not reply.wait(timeout):
+            raise CaseFail(f"no answer to {reply.verb} (tag {reply.tag}) within {timeout}s")
+        if reply.final is None:
+            if self.bye_reason is not None:
+                raise CaseFail(f"daemon said BYE {self.bye_reason} while we waited for answer {reply.tag}")
+            raise Closed(reply.reason)
+        self._check_stream()
+        if self.keep_all:
+            self.all_lines += [m.raw for m in reply.data] + [reply.final.raw]
+        return Answer(reply)
 
     def request(self, verb, *fields, timeout=15):
         return self.answer(self.send(verb, *fields), timeout)
@@ -226,12 +188,29 @@ class Client:
         check(a.ok, f"{verb} {' '.join(map(str, fields))[:200]} -> {a!r}")
         return a
 
-    def hello(self, role="viewer", name=None):
-        fields = ["proto=1", f"role={role}"] + ([f"name={name}"] if name else [])
-        a = self.request("HELLO", *fields)
+    def hello(self, timeout=15):
+        """Waits for the answer to the HELLO sent at connect."""
+        a = self.answer(self.hello_reply, timeout)
         check(a.ok, f"HELLO refused: {a!r}")
         self.hello_line = a.final
         return a
+
+    def readline(self, deadline):
+        """The next raw line (without LF), past the package's dispatch; raises Closed at the
+        end of the connection, Timeout at the deadline."""
+        while not self.raw_lines:
+            left = deadline - now()
+            if left <= 0:
+                raise Timeout()
+            try:
+                lines, _ = self.read_lines(left)
+            except sb.Disconnected as e:
+                raise Closed(str(e))
+            self.raw_lines.extend(lines)
+        line = self.raw_lines.popleft()
+        if self.keep_all:
+            self.all_lines.append(line)
+        return line
 
     def wait_push(self, pred, timeout, what="push"):
         """Returns the first queued or arriving push with pred(line) true; earlier
@@ -244,26 +223,35 @@ class Client:
                 if pred(line):
                     return line
                 seen.append(line)
-            try:
-                raw = self.readline(deadline)
-            except Timeout:
+            left = deadline - now()
+            if left <= 0:
                 raise CaseFail(f"no {what} within {timeout}s; saw {len(seen)} other pushes, last: {seen[-5:]}")
-            except Closed:
-                raise CaseFail(f"connection closed while waiting for {what}; last pushes: {seen[-5:]}")
-            line = Line(raw)
-            if not line.push:
-                raise CaseFail(f"unexpected answer line while waiting for {what}: {line!r}")
-            self.pushes.append(line)
+            if not self.pump(left) and not self.pushes:
+                raise CaseFail(f"connection closed while waiting for {what} ({self.closed_reason}); "
+                               f"last pushes: {seen[-5:]}")
+            self._check_stream()
+
+    def until(self, attempt, timeout, step=1.0, wake=lambda line: True):
+        """Calls attempt(), which returns (done, value), until done or past the deadline; in
+        between, waits up to `step` seconds for a push `wake` accepts (the change that may let
+        the next attempt succeed; asked again after `step` anyway, as the daemon may coalesce
+        the push). Returns (done, the last value)."""
+        deadline = now() + timeout
+        while True:
+            done, value = attempt()
+            left = deadline - now()
+            if done or left <= 0:
+                return done, value
+            try:
+                self.wait_push(wake, min(step, left))
+            except CaseFail:
+                pass
 
     def drain_pushes(self, timeout=0.0):
         """Reads whatever is already there (up to `timeout`), returns the queued pushes."""
         deadline = now() + timeout
-        while True:
-            try:
-                raw = self.readline(deadline)
-            except (Timeout, Closed):
-                break
-            self.pushes.append(Line(raw))
+        while self.pump(max(0.0, deadline - now())) and now() < deadline:
+            pass
         out = list(self.pushes)
         self.pushes.clear()
         return out
@@ -275,144 +263,68 @@ class Client:
 
 
 # --------------------------------------------------------------------------------------
-# Daemon
+# Daemon: the package's launcher, with the case's temp dirs, logs and /proc readings
 
-class LogCapture:
-    """Reads a child's stderr on a thread; lets cases wait for a line with a deadline."""
-
-    def __init__(self, pipe):
-        self.lines = []
-        self.ended = False
-        self.cond = threading.Condition()
-        self.thread = threading.Thread(target=self._run, args=(pipe,), daemon=True)
-        self.thread.start()
-
-    def _run(self, pipe):
-        for raw in iter(pipe.readline, b""):
-            with self.cond:
-                self.lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
-                self.cond.notify_all()
-        with self.cond:
-            self.ended = True
-            self.cond.notify_all()
-
-    def text(self):
-        with self.cond:
-            return "\n".join(self.lines)
-
-    def wait_for(self, pattern, timeout, start=0):
-        """First line matching `pattern` (regex, case-insensitive) at index >= start, else None."""
-        rx = re.compile(pattern, re.I)
-        deadline = now() + timeout
-        with self.cond:
-            i = start
-            while True:
-                while i < len(self.lines):
-                    if rx.search(self.lines[i]):
-                        return self.lines[i]
-                    i += 1
-                left = deadline - now()
-                if left <= 0 or self.ended:
-                    return None
-                self.cond.wait(left)
-
-    def grep(self, pattern):
-        rx = re.compile(pattern, re.I)
-        with self.cond:
-            return [l for l in self.lines if rx.search(l)]
-
-
-class Daemon:
+class Daemon(testing.Daemon):
     """One syncbadged on a private socket and state dir. `prefix` wraps the command
     (strace). Logs of every run (a restart is a new run) are kept for failure reports."""
 
     def __init__(self, ctx, state_dir=None, sock_path=None, prefix=None, name="daemon"):
         self.ctx = ctx
         self.name = name
-        self.state_dir = state_dir or ctx.mkdir(f"{name}-state")
         if sock_path is None:
-            sock_dir = ctx.mkdir(f"{name}-run", mode=0o700)
-            sock_path = os.path.join(sock_dir, "d.sock")
-        self.sock = sock_path
-        self.prefix = prefix or []
-        self.proc = None
-        self.log = None
-        self.runs = 0
+            sock_path = os.path.join(ctx.mkdir(f"{name}-run", mode=0o700), "d.sock")
+        badges = os.path.join(REPO, "Badges")
+        super().__init__(ctx.tmp, binary=os.path.join(ctx.bin, "syncbadged"), socket=sock_path,
+                         state_dir=state_dir or ctx.mkdir(f"{name}-state"),
+                         badges=badges if os.path.isfile(os.path.join(badges, "badges.tsv")) else None,
+                         prefix=prefix or ())
         ctx.daemons.append(self)
 
     @property
     def db(self):
         return os.path.join(self.state_dir, "state.sqlite")
 
-    def argv(self):
-        args = [os.path.join(self.ctx.bin, "syncbadged"), "--socket", self.sock,
-                "--state-dir", self.state_dir, "--log-level", "info"]
-        badges = os.path.join(REPO, "Badges")
-        if os.path.isfile(os.path.join(badges, "badges.tsv")):
-            args += ["--badges", badges]
-        return self.prefix + args
-
     def spawn(self):
-        """Starts the process without waiting for it to listen."""
-        self.runs += 1
-        self.proc = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, start_new_session=True)
-        self.log = LogCapture(self.proc.stderr)
-        self.ctx.logs.append((f"{self.name} run {self.runs}", self.log))
-        return self.proc
+        proc = super().spawn()
+        self.ctx.logs.append((f"{self.name} run {len(self.logs)}", self.log))
+        return proc
 
     def start(self, timeout=30):
-        self.spawn()
-        line = self.log.wait_for(r"listening", timeout)
-        if line is None:
-            rc = self.proc.poll()
-            raise CaseFail(f"{self.name} did not start within {timeout}s (exit={rc})")
-        return self
-
-    @property
-    def pid(self):
-        """The daemon's pid (under strace, the traced child's)."""
-        if not self.prefix:
-            return self.proc.pid
         try:
-            with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children") as f:
-                kids = f.read().split()
-            return int(kids[0]) if kids else self.proc.pid
-        except OSError:
-            return self.proc.pid
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
+            return super().start(timeout)
+        except testing.DaemonError as e:
+            raise CaseFail(f"{self.name}: {e}")
 
     def kill9(self):
         os.kill(self.pid, signal.SIGKILL)
         self.wait_exit(10)
 
-    def wait_exit(self, timeout):
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return None
-
     def stop(self, timeout=20):
         """SIGTERM (graceful), SIGKILL after the deadline. Returns the exit code."""
-        if self.proc is None or self.proc.poll() is not None:
-            return self.proc.returncode if self.proc else None
-        # Signal the daemon itself: under strace, a SIGTERM to strace would only detach it.
-        os.kill(self.pid, signal.SIGTERM)
-        rc = self.wait_exit(timeout)
-        if rc is None:
-            self.proc.kill()
-            rc = self.wait_exit(10)
+        rc = super().stop(timeout)
+        if self.killed:
             self.ctx.note(f"{self.name} ignored SIGTERM for {timeout}s; killed")
-        self.log.thread.join(5)
         return rc
 
     def client(self, role="viewer", name=None, timeout=10):
-        c = Client(self.sock, timeout)
+        c = Client(self.socket, timeout, role, name)
         self.ctx.clients.append(c)
-        c.hello(role, name)
+        c.hello()
         return c
+
+    def admin(self, *roots):
+        """An admin client that added each of `roots`."""
+        admin = self.client("admin")
+        for root in roots:
+            admin.ok("ADD-ROOT", root, timeout=60)
+        return admin
+
+    def engine(self, root, name="engine"):
+        """A provider client that claimed `root`."""
+        engine = self.client("provider", name)
+        engine.ok("CLAIM", root)
+        return engine
 
     def rss(self):
         """Resident set size in bytes, from /proc."""
@@ -446,25 +358,26 @@ class Daemon:
         return {l.args[0]: l.args[1] for l in a.data if l.kind == "STAT" and len(l.args) >= 2}
 
 
+def root_line(client, root):
+    """The ROOTS line of `root`, or None."""
+    return next((l for l in client.ok("ROOTS").data if l.path == root), None)
+
+
+def wait_root(client, root, pred, timeout, step=1.0):
+    """Asks ROOTS until pred(the line of `root`) holds, woken by ROOT pushes for it: (done, the
+    last line, None while ROOTS did not list it)."""
+    def attempt():
+        line = root_line(client, root)
+        return line is not None and pred(line), line
+    return client.until(attempt, timeout, step, lambda l: l.kind == "ROOT" and l.path == root)
+
+
 def wait_root_ready(client, root, timeout=60):
     """Waits until ROOTS shows `root` without scanning=1 (after a start or a rescan)."""
-    deadline = now() + timeout
-    while True:
-        a = client.ok("ROOTS")
-        line = next((l for l in a.data if l.path == root), None)
-        check(line is not None, f"root {root} missing from ROOTS: {a!r}")
-        if line.opts.get("scanning") != "1":
-            return line
-        left = deadline - now()
-        if left <= 0:
-            raise CaseFail(f"root {root} still scanning after {timeout}s")
-        # A ROOT push without scanning=1 is the signal; re-ask ROOTS at least every second
-        # in case the push was coalesced.
-        try:
-            client.wait_push(lambda l: l.kind == "ROOT" and l.path == root and l.opts.get("scanning") != "1",
-                             min(1.0, left), "root ready")
-        except CaseFail:
-            pass
+    check(root_line(client, root) is not None, f"root {root} missing from ROOTS")
+    done, line = wait_root(client, root, lambda l: l.opts.get("scanning") != "1", timeout)
+    check(done, f"root {root} still scanning after {timeout}s" if line else f"root {root} gone from ROOTS")
+    return line
 
 
 # --------------------------------------------------------------------------------------
@@ -480,7 +393,7 @@ class Context:
         self.tmp = os.path.realpath(tempfile.mkdtemp(prefix=f"sbrel-{name}-"))
         self.daemons = []
         self.clients = []
-        self.logs = []                     # (label, LogCapture)
+        self.logs = []                     # (label, testing.DaemonLog)
         self.cleanups = []                 # LIFO callbacks
         self.notes = []
 
@@ -607,23 +520,6 @@ def require_root():
         raise CaseSkip("needs root")
 
 
-def inotify_watches_in_use(uid=0):
-    """Inotify watches held by every process of `uid` (the limit is per user)."""
-    total = 0
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            if os.stat(f"/proc/{pid}").st_uid != uid:
-                continue
-            for fd in os.listdir(f"/proc/{pid}/fdinfo"):
-                with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                    total += sum(1 for l in f if l.startswith("inotify wd:"))
-        except OSError:
-            continue
-    return total
-
-
 def file_hash(path):
     with open(path, "rb") as f:
         return hashlib.sha1(f.read()).hexdigest()
@@ -663,7 +559,7 @@ class Pinger:
                 os.setpriority(os.PRIO_PROCESS, 0, -10)
             except OSError:
                 pass
-        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "pinger.py"), daemon.sock, str(interval)],
+        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "pinger.py"), daemon.socket, str(interval)],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=nice)
         self.samples = []        # (time, rtt seconds)
         self.errors = []

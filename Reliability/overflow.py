@@ -25,8 +25,7 @@ def run(ctx):
     # before the daemon starts, and restore it as soon as the daemon has its instance.
     restore = set_sysctl(ctx, QUEUE, 64)
     daemon = Daemon(ctx).start()
-    admin = daemon.client("admin")
-    admin.ok("ADD-ROOT", root, timeout=60)
+    admin = daemon.admin(root)
     restore()
     # A synced file that nothing touches must stay synced through the rescan.
     provider = daemon.client("provider", "engine")

@@ -4,10 +4,14 @@ GIL). Usage: pinger.py SOCKET INTERVAL. Until SIGTERM it PINGs every INTERVAL se
 prints one line per ping, `<CLOCK_MONOTONIC start> <round-trip seconds>`, or `error <text>`.
 Says `ready` on stderr once its HELLO is answered."""
 
+import os
 import signal
-import socket
 import sys
 import time
+
+# The protocol: the Python client package of this repository (Clients/python).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Clients", "python"))
+import syncbadge as sb  # noqa: E402
 
 stop = False
 
@@ -20,33 +24,20 @@ def on_term(signum, frame):
 def main():
     signal.signal(signal.SIGTERM, on_term)
     path, interval = sys.argv[1], float(sys.argv[2])
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(path)                        # blocking: waits if the listen backlog is full
-    s.settimeout(10)
-    f = s.makefile("rb")
     samples, error = [], None
-
-    def ask(line, tag):
-        s.sendall(line)
-        while True:
-            got = f.readline()
-            if not got:
-                raise EOFError("connection closed")
-            if got.startswith(tag + b" "):
-                return got
     try:
-        ask(b"h HELLO proto=1 role=viewer name=pinger\n", b"h")
+        # Waits while the listen backlog is full, as a blocking connect would.
+        conn = sb.Connection(path, name="pinger").open(30)
         sys.stderr.write("ready\n")       # the harness starts its flood after this
         sys.stderr.flush()
-        n = 0
         while not stop:
-            n += 1
-            tag = b"p%d" % n
             t0 = time.monotonic()
-            got = ask(tag + b" PING\n", tag)
+            reply = conn.send("PING")
+            if not reply.wait(10):
+                raise TimeoutError("PING not answered within 10 s")
             samples.append((t0, time.monotonic() - t0))
-            if not got.startswith(tag + b" OK"):
-                error = got.decode(errors="replace").strip()
+            if not reply.ok:
+                error = reply.final.raw.decode(errors="replace")
                 break
             time.sleep(interval)           # the ping interval, not a wait for a result
     except Exception as e:                 # reported to the harness, which fails the case

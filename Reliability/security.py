@@ -12,7 +12,7 @@ import re
 import shutil
 import subprocess
 
-from harness import CaseFail, CaseSkip, Client, Daemon, Line, case, check, now, require_root
+from harness import REPO, CaseFail, CaseSkip, Client, Daemon, Line, case, check, now, require_root
 
 OTHER_UID = 65534          # nobody: exists on every Debian system
 
@@ -28,19 +28,29 @@ def other_uid(ctx):
     # other users out. To test the daemon's own SO_PEERCRED check we have to let the other
     # user reach the socket: open the path to it (search on the dirs, write on the socket).
     os.chmod(ctx.tmp, 0o711)
-    os.chmod(os.path.dirname(daemon.sock), 0o711)
-    os.chmod(daemon.sock, 0o666)
-    client = ("import socket,sys\n"
-              "s=socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1]); print('connected', flush=True)\n"
-              "s.sendall(b'1 HELLO proto=1 role=admin\\n2 ROOTS\\n')\n"
-              "data=b''\n"
+    os.chmod(os.path.dirname(daemon.socket), 0o711)
+    os.chmod(daemon.socket, 0o666)
+    # The package's Connection, as the other user: HELLO and ROOTS, then every line that comes
+    # (raw, so that nothing the daemon says is filtered), until the daemon closes.
+    client = ("import sys\n"
+              "sys.path.insert(0, sys.argv[2])\n"
+              "import syncbadge as sb\n"
+              "c = sb.Connection(sys.argv[1], role='admin')\n"
+              "c.connect(10); print('connected', flush=True)\n"
+              "c.send('ROOTS')\n"
               "while True:\n"
-              "    c=s.recv(4096)\n"
-              "    if not c: break\n"
-              "    data+=c\n"
-              "print(data.decode(errors='replace'), end=''); print('EOF')\n")
+              "    try:\n"
+              "        lines, at = c.read_lines(10)\n"
+              "    except sb.Disconnected:\n"
+              "        break\n"
+              "    if at is None:\n"
+              "        sys.exit('still open after 10 s')\n"
+              "    for line in lines:\n"
+              "        print(line.decode(errors='replace'))\n"
+              "print('EOF')\n")
     r = subprocess.run(["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups",
-                        py, "-c", client, daemon.sock], capture_output=True, text=True, timeout=30)
+                        py, "-c", client, daemon.socket, os.path.join(REPO, "Clients", "python")],
+                       capture_output=True, text=True, timeout=30)
     out = r.stdout.splitlines()
     check(out and out[0] == "connected", f"the other user could not even connect (so nothing was tested): {r.stdout} {r.stderr}")
     answers = out[1:-1]
@@ -70,7 +80,7 @@ def socket_dir(ctx):
         daemon.log.thread.join(5)
         msg = daemon.log.text()
         check(rc != 0, f"socket dir {label}: exit status 0")
-        check(not os.path.exists(daemon.sock), f"socket dir {label}: it bound the socket anyway")
+        check(not os.path.exists(daemon.socket), f"socket dir {label}: it bound the socket anyway")
         check(d in msg or os.path.basename(d) in msg, f"socket dir {label}: the message does not name the directory: {msg[-300:]!r}")
         results.append(f"{label}: exit {rc}")
         last = [l for l in msg.splitlines() if l.strip()][-1]
@@ -91,8 +101,7 @@ def symlinks(ctx):
     door = ctx.mkdir("door")
     os.symlink(root, os.path.join(door, "into-root"))        # from outside into the root
     daemon = Daemon(ctx).start()
-    admin = daemon.client("admin")
-    admin.ok("ADD-ROOT", root, timeout=60)
+    admin = daemon.admin(root)
     v = daemon.client()
 
     listing = {os.path.basename(l.path): l for l in v.ok("LIST", root).data}
@@ -141,10 +150,8 @@ def bad_paths(ctx):
     with open(os.path.join(root, "a.txt"), "w") as f:
         f.write("x")
     daemon = Daemon(ctx).start()
-    admin = daemon.client("admin")
-    admin.ok("ADD-ROOT", root, timeout=60)
-    prov = daemon.client("provider", "engine")
-    prov.ok("CLAIM", root)
+    admin = daemon.admin(root)
+    prov = daemon.engine(root)
     verbs = [
         (admin, "ADD-ROOT", lambda p: [p]), (admin, "REMOVE-ROOT", lambda p: [p]),
         (admin, "STATUS", lambda p: [p]), (admin, "STATUS", lambda p: [root, p]),

@@ -52,10 +52,8 @@ def run(ctx):
         with open(os.path.join(root, "base", f"b{i:02d}"), "w") as f:
             f.write("x")
     daemon = Daemon(ctx).start()
-    admin = daemon.client("admin")
-    admin.ok("ADD-ROOT", root, timeout=60)
-    provider = daemon.client("provider", "engine")
-    provider.ok("CLAIM", root)
+    admin = daemon.admin(root)
+    provider = daemon.engine(root)
     provider.ok("SET", "synced", root, "recursive=1")
     base = daemon.stats(admin)
     base_fds = daemon.fd_count()
@@ -89,8 +87,8 @@ def run(ctx):
         r = random.Random(seed)
         while not stop.is_set():
             try:
-                c = Client(daemon.sock, timeout=30)
-                c.hello("viewer", "soak-observer")
+                c = Client(daemon.socket, timeout=30, name="soak-observer")
+                c.hello()
                 d = r.choice([root, churn, os.path.join(root, "base"), os.path.join(churn, f"d{r.randrange(20):02d}")])
                 a = c.request("OBSERVE", d, timeout=30)
                 ops = 2

@@ -49,8 +49,7 @@ def disk_full(ctx):
         with open(os.path.join(root, f"f{i:03d}"), "w") as f:
             f.write("x")
     daemon = Daemon(ctx, state_dir=state).start()
-    admin = daemon.client("admin")
-    admin.ok("ADD-ROOT", root, timeout=60)
+    admin = daemon.admin(root)
     engine = daemon.client("provider", "engine")
     engine.keep_all = True
     engine.ok("SET", "synced", os.path.join(root, "f000"))
@@ -107,8 +106,7 @@ def corrupt(ctx):
     with open(os.path.join(root, "a.txt"), "w") as f:
         f.write("x")
     daemon = Daemon(ctx).start()
-    admin = daemon.client("admin")
-    admin.ok("ADD-ROOT", root, timeout=60)
+    admin = daemon.admin(root)
     rc = daemon.stop()
     check(rc == 0, f"graceful stop exited {rc}")
     size = os.path.getsize(daemon.db)
@@ -139,8 +137,7 @@ def corrupt(ctx):
     integrity = sqlite_integrity(daemon.db)
     check(integrity in (None, "ok"), f"the fresh database: {integrity}")
     # The fresh store works and persists.
-    admin = daemon.client("admin")
-    admin.ok("ADD-ROOT", root, timeout=60)
+    admin = daemon.admin(root)
     daemon.stop()
     daemon.start()
     roots = daemon.client().ok("ROOTS")

@@ -12,24 +12,7 @@ import os
 import shutil
 import subprocess
 
-from harness import CaseFail, Daemon, case, check, mount, now
-
-
-def wait_root_state(client, root, pred, timeout):
-    """Waits (ROOTS, then ROOT pushes) until pred(ROOT line) holds; returns the line or None."""
-    deadline = now() + timeout
-    line = None
-    while True:
-        line = next((l for l in client.ok("ROOTS").data if l.path == root), None)
-        if line is not None and pred(line):
-            return line, True
-        left = deadline - now()
-        if left <= 0:
-            return line, False
-        try:
-            client.wait_push(lambda l: l.kind == "ROOT" and l.path == root, min(2, left), "ROOT push")
-        except CaseFail:
-            pass
+from harness import CaseFail, Daemon, case, check, mount, now, wait_root
 
 
 def expect_new_file_seen(obs, directory, name, timeout):
@@ -48,17 +31,10 @@ def expect_new_file_seen(obs, directory, name, timeout):
 
 def observe_when_possible(client, directory, timeout):
     """OBSERVE `directory` as soon as the daemon knows it again (it must, once re-watched)."""
-    deadline = now() + timeout
-    while True:
+    def attempt():
         a = client.request("OBSERVE", directory)
-        if a.ok:
-            return True, a
-        if now() > deadline:
-            return False, a
-        try:
-            client.wait_push(lambda l: True, 1.0)
-        except CaseFail:
-            pass
+        return a.ok, a
+    return client.until(attempt, timeout)
 
 
 @case("vanished-root", "rm -rf a root (and unmount one): error with message, others work, re-watched when back")
@@ -70,15 +46,13 @@ def run(ctx):
         with open(os.path.join(r, "sub", "f.txt"), "w") as f:
             f.write("x")
     daemon = Daemon(ctx).start()
-    admin = daemon.client("admin")
-    admin.ok("ADD-ROOT", a_root, timeout=60)
-    admin.ok("ADD-ROOT", b_root, timeout=60)
+    admin = daemon.admin(a_root, b_root)
     obs = daemon.client("viewer", "observer")
     obs.ok("OBSERVE", b_root)
     problems = []
 
     shutil.rmtree(a_root)
-    line, ok = wait_root_state(admin, a_root, lambda l: l.state == "error", 15)
+    ok, line = wait_root(admin, a_root, lambda l: l.state == "error", 15, step=2)
     if not ok:
         problems.append(f"15 s after rm -rf, ROOTS shows {line!r} (want state error)")
     st = admin.request("STATUS", a_root)
@@ -91,7 +65,7 @@ def run(ctx):
 
     # The directory comes back: it must be watched again without ADD-ROOT.
     os.mkdir(a_root)
-    line, ok = wait_root_state(admin, a_root, lambda l: l.state != "error" and l.opts.get("watches", "0") != "0", 30)
+    ok, line = wait_root(admin, a_root, lambda l: l.state != "error" and l.opts.get("watches", "0") != "0", 30, step=2)
     if not ok:
         problems.append(f"30 s after the directory was re-created, ROOTS shows {line!r}")
     seen, ans = observe_when_possible(obs, a_root, 10)
@@ -147,7 +121,7 @@ def one_mount_variant(ctx, kind, admin, obs, problems):
             return True
         st = admin.request("STATUS", vanished)
         return st.ok and st.data and st.data[0].opts.get("kind") == "gone"
-    line, ok = wait_root_state(admin, target, noticed, 15)
+    ok, line = wait_root(admin, target, noticed, 15, step=2)
     if not ok:
         st = admin.request("STATUS", vanished)
         problems.append(f"{kind}: 15 s after umount, the root is {line!r} and its vanished file {st!r} "

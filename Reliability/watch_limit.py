@@ -12,8 +12,9 @@ failed, so one run tells the daemon's author everything.
 
 import os
 
-from harness import (CaseFail, Daemon, case, check, inotify_watches_in_use, now, read_sysctl,
+from harness import (CaseFail, Daemon, case, check, now, read_sysctl,
                      require_root, set_sysctl)
+from syncbadge import testing  # (harness put Clients/python on the path)
 
 WATCHES = "/proc/sys/fs/inotify/max_user_watches"
 SPARE = 15              # watches left for the root: fewer than its 61 directories
@@ -43,7 +44,7 @@ def run(ctx):
     admin = daemon.client("admin")
     admin.keep_all = True
     # The limit counts every watch of this user in every process: leave exactly SPARE free.
-    in_use = inotify_watches_in_use(os.getuid())
+    in_use = testing.inotify_watches_in_use(os.getuid())
     limit = in_use + SPARE
     original = read_sysctl(WATCHES)
     restore = set_sysctl(ctx, WATCHES, limit)

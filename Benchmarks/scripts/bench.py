@@ -29,7 +29,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (BenchError, Conn, Ctx, Daemon, Figure, InotifyWait, Watchman, count_wakeups,  # noqa: E402
                     fmt_bytes, fmt_time, median, now, percentile, rss_bytes, settle_rss, wire)
-from syncbadge import Item, codec  # noqa: E402  (common.py put Clients/python on the path)
+from syncbadge import Item, codec, testing  # noqa: E402  (common.py put Clients/python on the path)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -49,27 +49,12 @@ def make_tree(ctx, path, top, sub, files):
     return dirs, dirs * files
 
 
-def watches_in_use():
-    """inotify watches held by every process we can see (the limit is per user)."""
-    total = 0
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            for fd in os.listdir(f"/proc/{pid}/fdinfo"):
-                with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                    total += sum(1 for line in f if line.startswith("inotify wd:"))
-        except OSError:
-            pass
-    return total
-
-
 def ensure_watches(ctx, needed):
     """True if `needed` more inotify watches fit under fs.inotify.max_user_watches, raising the
     limit when we are root (restored at exit). False (skip) otherwise."""
     with open("/proc/sys/fs/inotify/max_user_watches") as f:
         limit = int(f.read())
-    want = watches_in_use() + needed + 10000
+    want = testing.inotify_watches_in_use() + needed + 10000
     if limit >= want:
         return True
     if os.geteuid() == 0:
@@ -356,7 +341,7 @@ def fig_status(ctx, only):
             for name, server_cpus, client_cpu, _ in places[r % len(places):] + places[:r % len(places)]:
                 pin_all(d.pid, server_cpus)
                 pin_all(echo.pid, server_cpus)
-                pair = [(0, d.sock, "daemon", totals[0]), (1, echo_sock, "echo", totals[1])]
+                pair = [(0, d.socket, "daemon", totals[0]), (1, echo_sock, "echo", totals[1])]
                 for i, sock, mode, total in (pair if r % 2 == 0 else pair[::-1]):
                     v = loadgen(ctx, sock, mode, request, k, total, window, cpu=client_cpu)
                     got[name][i].append(value(v))
@@ -451,7 +436,7 @@ def fig_cli(ctx, only):
     sbm, truem = [], []
     try:
         d.add_root(d.conn(), root)
-        env = dict(os.environ, SYNCBADGE_SOCKET=d.sock)
+        env = dict(os.environ, SYNCBADGE_SOCKET=d.socket)
         # The command as a user or a prompt types it. With no option it takes the CLI's fast
         # path (no ArgumentParser); the daemon is up, so nothing is spawned.
         cmd = f"{os.path.join(ctx.sbbin, 'syncbadge')} status"
@@ -543,7 +528,7 @@ def fig_prompt(ctx, only):
                 for cd in (0, 1):
                     order = (0, 1) if rnd % 2 == 0 else (1, 0)
                     for hook in order:
-                        env = dict(os.environ, SYNCBADGE_SOCKET=d.sock, HOOK=str(hook), CD=str(cd),
+                        env = dict(os.environ, SYNCBADGE_SOCKET=d.socket, HOOK=str(hook), CD=str(cd),
                                    N=str(n), SCRIPT=script, DIR1=dir1, DIR2=dir2, TERM="xterm",
                                    PATH=ctx.sbbin + os.pathsep + os.environ["PATH"])
                         r = subprocess.run(argv, env=env, capture_output=True, text=True,
@@ -755,7 +740,7 @@ def fig_many(ctx, only):
             conns.append(c)
         sel = selectors.DefaultSelector()
         for c in conns:
-            sel.register(c.sock.fileno(), selectors.EVENT_READ, c)
+            sel.register(c.fileno(), selectors.EVENT_READ, c)
         seq = 0
         log(f"1,000 observers: {blocks} blocks of {per_block} creates, alternating "
             f"{total} / {sample} observers")
@@ -763,7 +748,7 @@ def fig_many(ctx, only):
             crowd = blk % 2 == 0
             others = None
             if crowd:   # the other 990, held by a C process that reads everything
-                others = ctx.spawn([ctx.tool("observers"), d.sock, str(total - sample), obsdir],
+                others = ctx.spawn([ctx.tool("observers"), d.socket, str(total - sample), obsdir],
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE)
                 line = others.stdout.readline()
                 if line.strip() != b"ready":
@@ -870,7 +855,7 @@ def fig_list(ctx, only):
         for rnd in range(rounds):
             for which in (("sb", "ls") if rnd % 2 == 0 else ("ls", "sb")):
                 if which == "sb":
-                    v = loadgen(ctx, d.sock, "daemon", ["LIST", big], 1, lists, 1)
+                    v = loadgen(ctx, d.socket, "daemon", ["LIST", big], 1, lists, 1)
                     sb.append(v["rtt_median_us"] * 1e-6)
                 else:
                     ls.append(hyperfine_median(ls_cmd, runs, os.path.join(base, f"h{rnd}.json")))
@@ -905,7 +890,7 @@ def wait_stored(d, tree):
 def stored_entries(d):
     """Entries in a stopped daemon's store (read-only)."""
     import sqlite3
-    db = sqlite3.connect(f"file:{os.path.join(d.state, 'state.sqlite')}?mode=ro", uri=True, timeout=10)
+    db = sqlite3.connect(f"file:{os.path.join(d.state_dir, 'state.sqlite')}?mode=ro", uri=True, timeout=10)
     try:
         return db.execute("SELECT count(*) FROM entry").fetchone()[0]
     finally:
@@ -940,7 +925,7 @@ def sb_restart(ctx, ddir, tree, want):
             if d.proc.poll() is not None:
                 raise BenchError(d.exited())
             try:
-                c = Conn(d.sock, "viewer", "startup")
+                c = Conn(d.socket, "viewer", "startup")
             except OSError:   # no socket yet, or not listening yet
                 if now() > deadline:
                     raise BenchError("restart: no connection within 120 s")
@@ -1208,6 +1193,17 @@ class SyncthingEvents:
         self.thread.join(5)
 
 
+def stop_adapter_figure(ctx, conns, proc, d):
+    """The end of an adapter's figure, whatever happened: its connections, the adapter (`proc`),
+    then the daemon (each None when the figure failed before starting it)."""
+    for c in conns:
+        c.close()
+    if proc:
+        ctx.stop(proc)
+    if d:
+        d.stop()
+
+
 def fig_syncthing(ctx, only):
     adapter = os.path.join(ctx.sbbin, "syncbadge-syncthing")
     if not os.access(adapter, os.X_OK):
@@ -1228,21 +1224,11 @@ def fig_syncthing(ctx, only):
         a.share("bench", b, dials=False)
         b.share("bench", a, dials=True)
         d = Daemon(ctx, "std")
-        adapter_log = open(os.path.join(d.dir, "adapter.log"), "w")
-        proc = ctx.spawn([adapter, "--socket", d.sock, "--syncthing-home", a.home, "--log-level", "warning"],
-                         stdout=subprocess.DEVNULL, stderr=adapter_log)
-        adapter_log.close()
+        proc = d.adapter([adapter, "--syncthing-home", a.home, "--log-level", "warning"])
         # The adapter adds and claims A's folder and reconciles it: its root turns synced.
         admin = d.conn()
         conns.append(admin)
-        deadline = now() + 60
-        while True:
-            final, data = admin.request("STATUS", a.folder)
-            if final.ok and data and data[0].arg(1) == "synced":
-                break
-            if proc.poll() is not None or now() > deadline:
-                raise BenchError(f"A's folder never synced (adapter exit {proc.poll()}; see {d.dir})")
-            time.sleep(0.05)
+        d.wait_status(admin, a.folder, lambda item: item.arg(1) == "synced", proc, 60, "A's folder never synced")
         obs = d.conn("viewer", "bench-observer")
         conns.append(obs)
         final, _ = obs.request("OBSERVE", a.folder)
@@ -1283,12 +1269,7 @@ def fig_syncthing(ctx, only):
     finally:
         if events:
             events.stop()
-        for c in conns:
-            c.close()
-        if proc:
-            ctx.stop(proc)
-        if d:
-            d.stop()
+        stop_adapter_figure(ctx, conns, proc, d)
         for st_ in sts:
             st_.stop()
     sm, stm, em, om = median(sb), median(st), median(extra), median(own)
@@ -1349,22 +1330,13 @@ def fig_git(ctx, only):
     commit_t, push_t, status_t = [], [], []
     try:
         d = Daemon(ctx, "gitd")
-        adapter_log = open(os.path.join(d.dir, "adapter.log"), "w")
         t0 = now()
-        proc = ctx.spawn([adapter, "--socket", d.sock, "--log-level", "warning", repo], env=env,
-                         stdout=subprocess.DEVNULL, stderr=adapter_log)
-        adapter_log.close()
+        proc = d.adapter([adapter, "--log-level", "warning", repo], env=env)
         # The adapter adds the root (the daemon indexes it), lists it, and reconciles it with git.
         admin = d.conn()
         conns.append(admin)
-        deadline = now() + 900
-        while True:
-            final, data = admin.request("STATUS", repo)
-            if final.ok and data and data[0].arg(1) == "synced" and "unknown:" not in (data[0].opt("counts") or ""):
-                break
-            if proc.poll() is not None or now() > deadline:
-                raise BenchError(f"the working tree never turned synced (adapter exit {proc.poll()}; see {d.dir})")
-            time.sleep(0.05)
+        d.wait_status(admin, repo, lambda item: item.arg(1) == "synced" and "unknown:" not in (item.opt("counts") or ""),
+                      proc, 900, "the working tree never turned synced")
         first = now() - t0
         obs = d.conn("viewer", "bench-git")
         conns.append(obs)
@@ -1410,12 +1382,7 @@ def fig_git(ctx, only):
     except (OSError, ValueError, subprocess.SubprocessError, codec.ProtocolError) as e:
         raise BenchError(f"git set-up or run: {e!r}")
     finally:
-        for c in conns:
-            c.close()
-        if proc:
-            ctx.stop(proc)
-        if d:
-            d.stop()
+        stop_adapter_figure(ctx, conns, proc, d)
     cm, pm, sm = median(commit_t), median(push_t), median(status_t)
     size = f"{nfiles:,} files, {dirs:,} dirs"
     return [

@@ -18,10 +18,12 @@ import subprocess
 import sys
 import time
 
-# The protocol's codec: the Python client package of this repository (Clients/python).
+# The protocol: the Python client package of this repository (Clients/python): its codec,
+# connection (with the raw, timed reads of the measured waits) and daemon launcher.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                                 "Clients", "python"))
-from syncbadge import codec  # noqa: E402
+import syncbadge as sb  # noqa: E402
+from syncbadge import codec, testing  # noqa: E402
 
 
 class BenchError(Exception):
@@ -29,7 +31,9 @@ class BenchError(Exception):
 
 
 def now():
-    return time.perf_counter()
+    # The clock Connection.read_lines stamps reads with (on Linux the same CLOCK_MONOTONIC as
+    # time.perf_counter).
+    return time.monotonic()
 
 
 def median(xs):
@@ -239,20 +243,31 @@ class LineReader:
         self.lines = []          # complete lines not yet handed out, with their receive time
         self.eof = False
 
+    def _read(self, timeout):
+        """One read, waiting at most `timeout` seconds: (complete lines, the time the read
+        returned), ([], None) when nothing came, None at the end of the stream."""
+        r, _, _ = select.select([self.fd], [], [], max(0.0, timeout))
+        if not r:
+            return [], None
+        data = os.read(self.fd, 1 << 20)
+        t = now()
+        if not data:
+            return None
+        self.buf += data
+        *complete, self.buf = self.buf.split(b"\n")
+        return complete, t
+
     def fill(self, timeout):
         """One read, waiting at most `timeout` seconds; False if nothing came."""
         if self.eof:
             return False
-        r, _, _ = select.select([self.fd], [], [], max(0.0, timeout))
-        if not r:
-            return False
-        data = os.read(self.fd, 1 << 20)
-        t = now()
-        if not data:
+        got = self._read(timeout)
+        if got is None:
             self.eof = True
             return True
-        self.buf += data
-        *complete, self.buf = self.buf.split(b"\n")
+        complete, t = got
+        if t is None:
+            return False
         self.lines.extend((line.decode("utf-8", "replace"), t) for line in complete)
         return True
 
@@ -268,59 +283,58 @@ class LineReader:
         return self.lines.pop(0)
 
 
+class ConnLines(LineReader):
+    """The raw lines of a Conn, unparsed (text for matching, ~0.3 us a line where parsing
+    costs ~10), stamped by the package's read_lines, which reads the connection's own socket
+    through its own framing."""
+
+    def __init__(self, conn, what):
+        LineReader.__init__(self, -1, what)
+        self.conn = conn
+
+    def _read(self, timeout):
+        try:
+            return self.conn.read_lines(max(0.0, timeout))
+        except sb.Disconnected:
+            return None
+
+
 def wire(path):
     """A path (or any field) as it is on the wire, for matching received lines as text."""
     return codec.encode(path).decode()
 
 
-class Conn:
-    """A protocol client (PROTOCOL.md): pipelining-safe request(), pushes kept aside. The
-    lines it reads stay text with their receive time (`reader`), for the latency figures."""
+class Conn(sb.Connection):
+    """The package's Connection, blocking, HELLO answered. request() gives (final, data) for the
+    figures to check; pushes met while waiting for an answer are dropped. The measured waits
+    read `reader`: the raw lines with the time each read returned."""
 
-    def __init__(self, path, role=None, name="bench", timeout=10):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
-        self.sock.connect(path)
-        self.sock.settimeout(None)
-        self.reader = LineReader(self.sock.fileno(), f"daemon ({name})")
-        self.pushes = []          # (line, time) of "* ..." lines seen while waiting for answers
-        self.seq = 0
-        if role:
-            final, _ = self.request("HELLO", proto=1, role=role, name=name)
-            if not final.ok:
-                raise BenchError(f"HELLO refused: {final}")
+    def __init__(self, path, role="admin", name="bench", timeout=10):
+        sb.Connection.__init__(self, path, role=role, name=name, on_push=lambda message: None)
+        try:
+            self.open(timeout)
+        except sb.ServerError as e:
+            raise BenchError(f"HELLO refused: {e}")
+        self.reader = ConnLines(self, f"daemon ({name})")
 
     def request(self, verb, *fields, timeout=60, **options):
         """Sends one request (fields and options encoded by the codec); returns (final line,
-        data lines) as codec Messages. Pushes go to self.pushes."""
-        self.seq += 1
-        tag = f"r{self.seq}"
-        self.sock.sendall(codec.format_line(tag, verb, fields, options))
-        deadline = now() + timeout
-        data = []
-        while True:
-            line, t = self.reader.readline(deadline)
-            if line.startswith("* "):
-                self.pushes.append((line, t))
-            elif line.startswith(tag + " "):
-                try:
-                    m = codec.parse_message(line.encode())
-                except codec.ProtocolError as e:
-                    raise BenchError(f"{self.reader.what}: {e}")
-                if m.is_final:
-                    return m, data
-                data.append(m)
-
-    def close(self):
-        self.sock.close()
+        data lines) as codec Messages."""
+        reply = self.send(verb, *fields, **options)
+        if not reply.wait(timeout):
+            raise BenchError(f"{self.reader.what}: no answer to {verb} in time")
+        if reply.final is None:
+            raise BenchError(f"{self.reader.what}: {reply.reason}")
+        return reply.final, reply.data
 
 
 # ---------------------------------------------------------------------------------------------
 # The daemon under test.
 
 
-class Daemon:
-    """A syncbadged of its own: a private socket and state directory, stopped by stop().
+class Daemon(testing.Daemon):
+    """A syncbadged of its own (the package's launcher): a private socket and state directory,
+    stopped by stop(); its log straight to DIR/log, read by no thread of the measuring process.
 
     `dir`: an existing daemon directory to start on again (same socket, same state: a
     restart); by default a fresh one. `wait=False` returns right after the spawn (`t_spawn`),
@@ -329,22 +343,25 @@ class Daemon:
     def __init__(self, ctx, name="daemon", dir=None, wait=True):
         self.ctx = ctx
         self.dir = dir or ctx.tmpdir(name)
-        self.sock = os.path.join(self.dir, "run", "d.sock")   # the daemon makes run/ 0700
-        self.state = os.path.join(self.dir, "state")
-        self.log = open(os.path.join(self.dir, "log"), "a")
+        # The daemon makes run/ 0700.
+        testing.Daemon.__init__(self, self.dir, binary=os.path.join(ctx.sbbin, "syncbadged"),
+                                socket=os.path.join(self.dir, "run", "d.sock"), state_dir=os.path.join(self.dir, "state"),
+                                log_level="warning", log_file=os.path.join(self.dir, "log"), read_log=False)
         self.t_spawn = now()
-        self.proc = ctx.spawn(
-            [os.path.join(ctx.sbbin, "syncbadged"), "--socket", self.sock,
-             "--state-dir", self.state, "--log-level", "warning"],
-            stdout=subprocess.DEVNULL, stderr=self.log)
-        self.pid = self.proc.pid
+        self.spawn()
         if wait:
             self.wait_socket(15)
 
+    def spawn(self):
+        """Recorded for the clean-up (and run.sh's trap)."""
+        proc = testing.Daemon.spawn(self)
+        self.ctx.procs.append(proc)
+        self.ctx._record("pids", str(proc.pid))
+        return proc
+
     def exited(self):
         """BenchError text for a daemon that exited on its own, with the end of its log."""
-        self.log.flush()
-        with open(self.log.name) as f:
+        with open(self.log_file) as f:
             tail = f.read()[-500:].strip()
         return f"syncbadged exited ({self.proc.returncode}): {tail}"
 
@@ -357,7 +374,7 @@ class Daemon:
             try:
                 s = socket.socket(socket.AF_UNIX)
                 try:
-                    s.connect(self.sock)
+                    s.connect(self.socket)
                 finally:
                     s.close()
                 break
@@ -367,7 +384,26 @@ class Daemon:
                 time.sleep(0.01)
 
     def conn(self, role="admin", name="bench"):
-        return Conn(self.sock, role, name)
+        return Conn(self.socket, role, name)
+
+    def adapter(self, argv, env=None):
+        """An adapter (syncbadge-syncthing, syncbadge-git: argv[0]) on this daemon's socket, its
+        log in DIR/adapter.log; the process, recorded for the clean-up."""
+        with open(os.path.join(self.dir, "adapter.log"), "w") as log:
+            return self.ctx.spawn([argv[0], "--socket", self.socket] + list(argv[1:]), env=env,
+                                  stdout=subprocess.DEVNULL, stderr=log)
+
+    def wait_status(self, conn, path, ok, proc, timeout, what):
+        """Asks STATUS `path` every 50 ms until ok(its ITEM Message); BenchError(`what`) when
+        `proc` (the adapter that should get it there) exits first, or at the deadline."""
+        deadline = now() + timeout
+        while True:
+            final, data = conn.request("STATUS", path)
+            if final.ok and data and ok(data[0]):
+                return data[0]
+            if proc.poll() is not None or now() > deadline:
+                raise BenchError(f"{what} (adapter exit {proc.poll()}; see {self.dir})")
+            time.sleep(0.05)
 
     def add_root(self, conn, path, timeout=120):
         final, _ = conn.request("ADD-ROOT", path, timeout=timeout)
@@ -400,9 +436,10 @@ class Daemon:
 
     def stop(self, timeout=5):
         """SIGTERM, SIGKILL after `timeout`. Returns the exit status (negative: a signal)."""
-        self.ctx.stop(self.proc, timeout=timeout)
-        self.log.close()
-        return self.proc.returncode
+        rc = testing.Daemon.stop(self, timeout)
+        if self.proc in self.ctx.procs:
+            self.ctx.procs.remove(self.proc)
+        return rc
 
 
 # ---------------------------------------------------------------------------------------------

@@ -34,7 +34,6 @@ file manager that hangs: is it in here?).
 """
 
 import collections
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -86,32 +85,14 @@ def host_name():
     return CLIENT_NAMES.get(exe)
 
 
-def _load_client():
-    """The syncbadge package: installed (a plain import), else found from this file's real
-    location: ../python as `make install` lays it out ($(SHARE)/syncbadge/{filemanagers,python}),
-    or ../../Clients/python in the repository. The file managers import extensions as
-    top-level modules, which is why this file is not called syncbadge.py."""
-    try:
-        import syncbadge
-    except ImportError:
-        syncbadge = None
-    if getattr(syncbadge, "Connection", None) is not None:
-        return syncbadge
-    here = os.path.dirname(os.path.realpath(__file__))
-    for rel in ("../python", "../../Clients/python"):
-        package = os.path.normpath(os.path.join(here, rel, "syncbadge"))
-        init = os.path.join(package, "__init__.py")
-        if os.path.isfile(init):
-            name = "syncbadge" if syncbadge is None else "_syncbadge_client"
-            spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[package])
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            spec.loader.exec_module(module)
-            return module
-    raise ImportError("the syncbadge Python package (Clients/python) is neither installed nor next to " + here)
-
-
-sb = _load_client()
+# The syncbadge package that came with this file comes first: ../python as `make install` lays it
+# out ($(SHARE)/syncbadge/{filemanagers,python}), or the repository's Clients/python, from this
+# file's real location; else an installed one (python3-syncbadge, where Debian's packages put this
+# file). The file managers import extensions as top-level modules, which is why this file is not
+# called syncbadge.py.
+_HERE = os.path.dirname(os.path.realpath(__file__))
+sys.path[:0] = [os.path.normpath(os.path.join(_HERE, rel)) for rel in ("../python", "../../Clients/python")]
+import syncbadge as sb  # noqa: E402
 
 HOST = host_name()
 FM = None

@@ -7,8 +7,8 @@ syncbadge package installed) and put ``default_linemode syncbadge`` in
 
 Standard library only. Speaks the SyncBadge line protocol (version 1) to
 ``syncbadged`` over its Unix socket through the syncbadge Python package
-(Clients/python): installed, or found next to this file's real location as
-``make install`` and the repository lay them out (see _load_client).
+(Clients/python): the copy that came with it, found from this file's real
+location as ``make install`` and the repository lay them out, else an installed one.
 
 How it fits into ranger (which draws with curses from one thread):
 
@@ -43,7 +43,6 @@ How it fits into ranger (which draws with curses from one thread):
 from __future__ import absolute_import, division, print_function
 
 import collections
-import importlib.util
 import logging
 import os
 import select
@@ -86,34 +85,13 @@ def _env_true(name):
 # The protocol: the syncbadge Python package
 # ---------------------------------------------------------------------------
 
-def _load_client():
-    """The syncbadge package (Clients/python): installed (a plain import), else found from
-    this file's real location (ranger's plugin directory usually holds a symbolic link to it):
-    ../python as `make install` lays it out, or ../../Clients/python and
-    ../../../Clients/python in the repository. ranger imports this file as
-    `plugins.syncbadge`, so `import syncbadge` never finds this file itself; should a module
-    that is not the package hold that name anyway, the package is loaded under another."""
-    try:
-        import syncbadge
-    except ImportError:
-        syncbadge = None
-    if getattr(syncbadge, "Connection", None) is not None:
-        return syncbadge
-    here = os.path.dirname(os.path.realpath(__file__))
-    for rel in ("../python", "../../Clients/python", "../../../Clients/python"):
-        package = os.path.normpath(os.path.join(here, rel, "syncbadge"))
-        init = os.path.join(package, "__init__.py")
-        if os.path.isfile(init):
-            name = "syncbadge" if syncbadge is None else "_syncbadge_client"
-            spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[package])
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            spec.loader.exec_module(module)
-            return module
-    raise ImportError("the syncbadge Python package (Clients/python) is neither installed nor next to " + here)
-
-
-sb = _load_client()
+# The syncbadge package that came with this file comes first: ../python as `make install` lays it
+# out, or the repository's Clients/python, from this file's real location (ranger's plugin
+# directory usually holds a link to it); else an installed one (python3-syncbadge). ranger imports
+# this file as `plugins.syncbadge`, so `import syncbadge` never finds the plugin itself.
+_HERE = os.path.dirname(os.path.realpath(__file__))
+sys.path[:0] = [os.path.normpath(os.path.join(_HERE, rel)) for rel in ("../python", "../../Clients/python")]
+import syncbadge as sb  # noqa: E402
 
 
 def _split(path):

@@ -9,10 +9,10 @@ import SyncBadgeCore
 /// on the list of repositories, and the stderr of running pushes and pulls, all in one `poll`.
 /// With nothing to do it sleeps in `poll` with no timeout (no timer while idle).
 public final class GitEngine {
-    public static let menus: [(kind: String, id: String, title: String, states: [String])] = [
+    public static let menus: [(kind: String, id: String, title: String, states: [SyncState])] = [
         ("items", "git.log", "Show log", []),
-        ("items", "git.stage", "Stage", ["pending", "conflict"]),
-        ("items", "git.unstage", "Unstage", ["pending"]),
+        ("items", "git.stage", "Stage", [.pending, .conflict]),
+        ("items", "git.unstage", "Unstage", [.pending]),
         ("container", "git.pull", "Pull", []),
         ("container", "git.push", "Push", []),
         ("container", "git.fetch", "Fetch", []),
@@ -262,7 +262,7 @@ public final class GitEngine {
         try walk(r, from: RepoModel.root, s)
         for item in try s.changes(r.topBytes) {
             guard let rel = r.relative(item.path), !GitView.isGitDirectory(rel) else { continue }
-            r.model.upsert(rel, isDirectory: item.kind == "dir", gone: item.kind == "gone", gen: item.gen ?? 0, shown: Self.shown(item))
+            r.model.upsert(rel, isDirectory: item.kind == .dir, gone: item.kind == .gone, gen: item.gen ?? 0, shown: Self.shown(item))
         }
         r.built = true
         r.dirty = [:]
@@ -273,7 +273,8 @@ public final class GitEngine {
     }
 
     static func shown(_ item: Item) -> Verdict {
-        Verdict(item.state, item.message, progress: item.progress)
+        // A path under no root is not listed, and shows nothing yet.
+        Verdict(item.state ?? .unknown, item.message, progress: item.progress.map(Int.init))
     }
 
     /// Lists a directory and everything below it into the model, level by level, with the
@@ -288,7 +289,7 @@ public final class GitEngine {
                 let base = r.model[dir].rel
                 let children = items.map { item -> (rel: [UInt8], isDirectory: Bool, gen: UInt64, shown: Verdict) in
                     let rel = base.isEmpty ? item.name : base + [UInt8(ascii: "/")] + item.name
-                    return (rel, item.kind == "dir", item.gen ?? 0, Self.shown(item))
+                    return (rel, item.kind == .dir, item.gen ?? 0, Self.shown(item))
                 }
                 r.model.listed(dir, children: children)
                 for c in children where c.isDirectory && c.shown != .ignored && !GitView.isGitDirectory(c.rel) {
@@ -402,24 +403,24 @@ public final class GitEngine {
                 if let id = r.model.find(rel) { r.model.remove(id) }
                 continue
             }
-            r.model.upsert(rel, isDirectory: item.kind == "dir", gone: item.kind == "gone", gen: item.gen ?? 0, shown: Self.shown(item))
+            r.model.upsert(rel, isDirectory: item.kind == .dir, gone: item.kind == .gone, gen: item.gen ?? 0, shown: Self.shown(item))
         }
     }
 
     func send(_ r: Repository, _ plan: [RepoModel.PlannedSet]) throws {
         guard !plan.isEmpty, let s = session else { return }
-        let outcomes = try s.set(plan.map { DaemonSession.SetRequest(path: r.absolute($0.rel), verdict: $0.verdict, gen: $0.gen, recursive: $0.recursive) })
+        let outcomes = try s.set(plan.map { $0.verdict.set(r.absolute($0.rel), gen: $0.gen, recursive: $0.recursive) })
         for (p, o) in zip(plan, outcomes) {
             switch o {
-            case .applied:
+            case .success(.applied):
                 r.model.applied(p)
-            case .stale(let gen):
+            case .success(.stale(let gen)):
                 // Changed since: its `* CHANGED` brings it back.
                 r.model.stale(p.rel, gen: gen)
                 r.dirty[p.rel] = gen
-            case .notFound:
+            case .success(.notFound):
                 if let id = r.model.find(p.rel) { r.model.remove(id) }
-            case .refused(let why):
+            case .failure(let why):
                 logger.warning("\(p): \(why)")
             }
         }

@@ -1,21 +1,4 @@
-/// A state for the daemon, in its terms.
-public struct Verdict: Sendable, Hashable, CustomStringConvertible {
-    public var state: String
-    public var message: String?
-    public var progress: Int?
-
-    public init(_ state: String, _ message: String? = nil, progress: Int? = nil) {
-        self.state = state; self.message = message; self.progress = progress
-    }
-
-    public static let synced = Verdict("synced")
-    public static let ignored = Verdict("ignored")
-    public static let noUpstream = Verdict("pending", "no upstream")
-
-    public var description: String {
-        state + (message.map { " (\($0))" } ?? "") + (progress.map { " \($0)%" } ?? "")
-    }
-}
+import SyncBadgeProtocol
 
 /// What git says about one path, gathered from every status record that names it.
 public struct PathFlags: Sendable, Equatable {
@@ -96,19 +79,19 @@ public struct GitView: Sendable, Equatable {
         if ancestorIgnored || Self.isGitDirectory(rel) { return .ignored }
         if isDirectory && ignoredDirectories.contains(rel) { return .ignored }
         if let f = flags[rel] {
-            if let c = f.conflict { return Verdict("conflict", c) }
-            if f.worktreeDeleted { return Verdict("pending", "deleted") }
-            if f.worktreeModified { return Verdict("pending", "modified") }
-            if f.staged { return Verdict("pending", "staged") }
-            if f.untracked { return Verdict("pending", "untracked") }
+            if let c = f.conflict { return Verdict(.conflict, c) }
+            if f.worktreeDeleted { return Verdict(.pending, "deleted") }
+            if f.worktreeModified { return Verdict(.pending, "modified") }
+            if f.staged { return Verdict(.pending, "staged") }
+            if f.untracked { return Verdict(.pending, "untracked") }
             if f.ignored { return .ignored }
         }
-        if let n = unpushed[rel] { return Verdict("pending", "not pushed: \(n) commit\(n == 1 ? "" : "s")") }
+        if let n = unpushed[rel] { return Verdict(.pending, "not pushed: \(n) commit\(n == 1 ? "" : "s")") }
         if !untrackedDirectories.isEmpty {
             var p = rel
             while let slash = p.lastIndex(of: UInt8(ascii: "/")) {
                 p.removeSubrange(slash...)
-                if untrackedDirectories.contains(p) { return Verdict("pending", "untracked") }
+                if untrackedDirectories.contains(p) { return Verdict(.pending, "untracked") }
             }
         }
         if gone {
@@ -128,13 +111,13 @@ public struct GitView: Sendable, Equatable {
         let prefix = rel + [UInt8(ascii: "/")]
         var staged = false
         for (path, f) in flags where path.starts(with: prefix) {
-            if f.worktreeDeleted { return Verdict("pending", "deleted") }
+            if f.worktreeDeleted { return Verdict(.pending, "deleted") }
             if f.staged { staged = true }
         }
-        if staged { return Verdict("pending", "staged") }
+        if staged { return Verdict(.pending, "staged") }
         var most = 0
         for (path, n) in unpushed where path.starts(with: prefix) { most = max(most, n) }
-        return most > 0 ? Verdict("pending", "not pushed: \(most) commit\(most == 1 ? "" : "s")") : nil
+        return most > 0 ? Verdict(.pending, "not pushed: \(most) commit\(most == 1 ? "" : "s")") : nil
     }
 
     /// `.git` at the top level (a directory, or the file of a linked worktree or submodule).
@@ -143,82 +126,6 @@ public struct GitView: Sendable, Equatable {
         guard rel.count >= 4, rel[0] == UInt8(ascii: "."), rel[1] == UInt8(ascii: "g"), rel[2] == UInt8(ascii: "i"),
               rel[3] == UInt8(ascii: "t") else { return false }
         return rel.count == 4 || rel[4] == UInt8(ascii: "/")
-    }
-}
-
-/// The toolbar's text for a set of repositories: `main ↑2 ↓1` (zero counts left out).
-public enum ToolbarText {
-    public static func branch(_ b: BranchInfo) -> String {
-        var s = b.head ?? "detached at \(b.oid.map { String($0.prefix(7)) } ?? "nothing")"
-        if b.oid == nil && b.head != nil { s += " (no commits)" }
-        guard b.upstream != nil else { return s + " (no upstream)" }
-        guard let ahead = b.ahead, let behind = b.behind else { return s + " (upstream gone)" }
-        if ahead > 0 { s += " ↑\(ahead)" }
-        if behind > 0 { s += " ↓\(behind)" }
-        return s
-    }
-
-    /// One repository: its branch alone. Several: each prefixed with its directory's name.
-    public static func name(_ repos: [(name: String, branch: BranchInfo?)]) -> String {
-        if repos.isEmpty { return "git" }
-        if repos.count == 1 { return repos[0].branch.map(branch) ?? "git" }
-        return repos.map { "\($0.name): \($0.branch.map(branch) ?? "?")" }.joined(separator: "  ")
-    }
-}
-
-/// Reads git's `--progress` output (lines ended by CR while they update, LF when done):
-/// the last phase and its percentage.
-public struct ProgressReader: Sendable, Equatable {
-    public var phase: String?
-    public var percent: Int?
-    /// Complete lines that are not progress: what git says when something fails.
-    public var messages: [String] = []
-    var partial: [UInt8] = []
-
-    public init() {}
-
-    public mutating func feed(_ bytes: [UInt8]) {
-        for b in bytes {
-            if b == UInt8(ascii: "\r") || b == UInt8(ascii: "\n") {
-                line(partial, final: b == UInt8(ascii: "\n"))
-                partial.removeAll(keepingCapacity: true)
-            } else {
-                partial.append(b)
-            }
-        }
-    }
-
-    public mutating func finish() {
-        if !partial.isEmpty { line(partial, final: true) }
-        partial.removeAll()
-    }
-
-    mutating func line(_ bytes: [UInt8], final: Bool) {
-        let text = String(decoding: bytes, as: UTF8.self).trimmingSpaces
-        guard !text.isEmpty else { return }
-        // `remote: ` lines are the other side's progress or words: kept only when not progress.
-        let body = text.hasPrefix("remote: ") ? String(text.dropFirst(8)) : text
-        if let colon = body.firstIndex(of: ":"), let pct = body[colon...].firstIndex(of: "%") {
-            let digits = body[body.index(after: colon)..<pct].trimmingSpaces
-            if let p = Int(digits), (0...100).contains(p) {
-                if !text.hasPrefix("remote: ") {
-                    phase = String(body[..<colon])
-                    percent = p
-                }
-                return
-            }
-        }
-        if final, !body.hasSuffix(", done.") { messages.append(text) }
-    }
-
-    /// What git said, for an `error` message: its last lines (the `error:`/`fatal:` ones and
-    /// the `!` rejections first when there are any).
-    public var failureMessage: String {
-        let important = messages.filter {
-            $0.hasPrefix("error:") || $0.hasPrefix("fatal:") || $0.contains("[rejected]") || $0.contains("[remote rejected]")
-        }
-        let lines = important.isEmpty ? Array(messages.suffix(3)) : important
-        return lines.joined(separator: "\n")
     }
 }
 

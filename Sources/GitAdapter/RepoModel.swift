@@ -106,7 +106,7 @@ public struct RepoModel: Sendable {
 
     /// A local change the daemon reported: the entry is `pending` at `gen`, its message gone.
     public mutating func changed(_ rel: [UInt8], gen: UInt64, isDirectory: Bool, gone: Bool) -> ID {
-        let id = upsert(rel, isDirectory: isDirectory, gone: gone, gen: gen, shown: Verdict("pending"))
+        let id = upsert(rel, isDirectory: isDirectory, gone: gone, gen: gen, shown: Verdict(.pending))
         // What came with a new directory is not known until it is listed.
         if isDirectory && !gone { nodes[Int(id)].childrenKnown = false }
         return id
@@ -232,7 +232,7 @@ public struct RepoModel: Sendable {
             // directory covers everything below.
             let covered = n == id || (s.recursive && node.gen <= s.gen) || s.verdict == .ignored
             if covered {
-                if node.gone && s.verdict.state == "synced" {
+                if node.gone && s.verdict.state == .synced {
                     remove(n)
                     continue
                 }
@@ -246,6 +246,6 @@ public struct RepoModel: Sendable {
     public mutating func stale(_ rel: [UInt8], gen: UInt64) {
         guard let id = index[rel] else { return }
         nodes[Int(id)].gen = max(nodes[Int(id)].gen, gen)
-        nodes[Int(id)].shown = Verdict("pending")
+        nodes[Int(id)].shown = Verdict(.pending)
     }
 }

@@ -49,52 +49,8 @@ final class Repository {
     /// The top level's own state: a running operation, git's error, or the branch's baseline.
     func rootVerdict(baseline: Verdict) -> Verdict {
         if let op = operation { return op.verdict }
-        if let e = statusError { return Verdict("error", e) }
-        if let e = operationError { return Verdict("error", e) }
+        if let e = statusError { return Verdict(.error, e) }
+        if let e = operationError { return Verdict(.error, e) }
         return baseline
     }
-}
-
-/// A push, pull or fetch that SyncBadge started: its `syncing` on the root, with git's progress.
-final class GitOperation {
-    let kind: String
-    let pid: pid_t
-    var stderr: Int32
-    var reader = ProgressReader()
-    /// Reply tokens of the actions waiting for its end, with their deadline for an interim answer.
-    var replies: [(token: String, deadline: ContinuousClock.Instant)] = []
-    /// What was last sent to the daemon, so that only changes go out.
-    var shown: Verdict?
-    var lastSent = ContinuousClock.now
-
-    init(kind: String, running: RunningGit) {
-        self.kind = kind
-        pid = running.pid
-        stderr = running.stderr
-    }
-
-    var verdict: Verdict {
-        let what = "git \(kind)" + (reader.phase.map { ": \($0)" } ?? "")
-        return Verdict("syncing", what, progress: reader.percent ?? 0)
-    }
-}
-
-/// Where git keeps a working tree's state: `git rev-parse` in the directory.
-struct Location: Equatable {
-    var top: String
-    var gitDir: String
-    var commonDir: String
-
-    static func find(_ dir: String, git: any GitRunner) -> Result<Location, GitFailure> {
-        let out = git.run(["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir"], in: dir)
-        guard out.ok else { return .failure(GitFailure(message: out.message)) }
-        let lines = String(decoding: out.stdout, as: UTF8.self).split(separator: "\n").map(String.init)
-        guard lines.count == 3 else { return .failure(GitFailure(message: "\(dir) is not a git working tree")) }
-        return .success(Location(top: lines[0], gitDir: lines[1], commonDir: lines[2]))
-    }
-}
-
-struct GitFailure: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
 }

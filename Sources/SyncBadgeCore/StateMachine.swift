@@ -110,8 +110,9 @@ public enum StateMachine {
     }
 }
 
-/// What a provider's `SET` did to one entry.
-public enum SetOutcome: Sendable, Equatable {
+/// What a provider's `SET` does to one entry (the daemon's answer to the provider is a
+/// `SetOutcome`).
+public enum SetEffect: Sendable, Equatable {
     case applied(EntryRecord)
     /// `synced` on a tombstone: the deletion reached the remote side, the entry goes.
     case dropTombstone
@@ -121,30 +122,11 @@ public enum SetOutcome: Sendable, Equatable {
     case unchanged
 }
 
-/// A provider's report about one path.
-public struct SetRequest: Sendable, Equatable {
-    public var state: SyncState
-    public var gen: UInt64?
-    public var progress: UInt8?
-    public var message: String?
-    public var badge: String?
-    public var recursive: Bool
-
-    public init(state: SyncState, gen: UInt64? = nil, progress: UInt8? = nil, message: String? = nil, badge: String? = nil, recursive: Bool = false) {
-        self.state = state
-        self.gen = gen
-        self.progress = progress
-        self.message = message
-        self.badge = badge
-        self.recursive = recursive
-    }
-}
-
 extension StateMachine {
     /// A provider's `SET`. Without a generation it applies to the current one; with an older one
     /// it is stale and changes nothing, so a file written during its upload stays `pending`.
     /// `identity` is the file's identity now, recorded when it becomes `synced`.
-    public static func set(_ r: EntryRecord, _ req: SetRequest, identity: FileIdentity?) -> SetOutcome {
+    public static func set(_ r: EntryRecord, _ req: SetRequest, identity: FileIdentity?) -> SetEffect {
         if let gen = req.gen, gen < r.gen { return .stale }
         if r.ruleIgnored { return .unchanged }
         if r.isTombstone && req.state == .synced { return .dropTombstone }

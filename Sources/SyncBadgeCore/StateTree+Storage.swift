@@ -76,42 +76,13 @@ extension StateTree {
 
     // MARK: The child table
 
-    /// Not `Hasher`: SipHash was a third of a `STATUS` lookup's time (PERFORMANCE.md,
-    /// "Pipelined STATUS"). Eight bytes per multiply, from a seed drawn per tree (so that names
-    /// chosen elsewhere, by a sync engine's peers say, cannot be made to collide without it),
-    /// then a final mix so that the low bits the mask keeps depend on every byte. Weaker than
-    /// SipHash against a determined attacker; the defence is the seed.
-    func slotHash(_ parent: NodeID, _ name: ArraySlice<UInt8>) -> Int {
-        var h = hashSeed ^ (UInt64(UInt32(bitPattern: parent)) &* 0x9E37_79B9_7F4A_7C15)
-        name.withUnsafeBytes { raw in
-            var i = 0
-            while i + 8 <= raw.count {
-                h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
-                h ^= h >> 32
-                i += 8
-            }
-            var tail = UInt64(truncatingIfNeeded: raw.count) << 56
-            var shift: UInt64 = 0
-            while i < raw.count {
-                tail |= UInt64(raw[i]) << shift
-                shift += 8
-                i += 1
-            }
-            h = (h ^ tail) &* 0xC4CE_B9FE_1A85_EC53
-        }
-        h ^= h >> 33
-        h &*= 0xFF51_AFD7_ED55_8CCD
-        h ^= h >> 33
-        return Int(truncatingIfNeeded: h)
-    }
-
     /// The child `name` of `parent`, tombstones included.
     func child(_ parent: NodeID, _ name: ArraySlice<UInt8>) -> NodeID? {
-        guard !slots.isEmpty else { return nil }
-        let mask = slots.count - 1
-        var i = slotHash(parent, name) & mask
+        guard !childTable.slots.isEmpty else { return nil }
+        let mask = childTable.slots.count - 1
+        var i = childTable.hash(parent, name) & mask
         while true {
-            let c = slots[i]
+            let c = childTable.slots[i]
             if c == Self.emptySlot { return nil }
             if c >= 0 && nodes[Int(c)].parent == parent && nameEquals(c, name) { return c }
             i = (i + 1) & mask
@@ -123,26 +94,26 @@ extension StateTree {
     /// Makes room for `more` children without a rehash on the way (load factor at most 2/3:
     /// with linear probing and a mixing hash, about two probes to find a name).
     mutating func reserveSlots(_ more: Int) {
-        let needed = (slotsUsed + slotsDeleted + more) * 3 / 2
-        guard needed > slots.count else { return }
-        var capacity = max(slots.count, 16)
+        let needed = (childTable.used + childTable.deleted + more) * 3 / 2
+        guard needed > childTable.slots.count else { return }
+        var capacity = max(childTable.slots.count, 16)
         // Mostly deleted slots: a rehash at the same size is enough. At most half full
         // afterwards, so the next rehash is a sixth of the table's links or frees away, never
         // one event away. (A third full, as before, doubled the table for 110,000 entries:
         // 19 B per entry where 10 do; PERFORMANCE.md, "Memory per entry".)
-        while capacity < (slotsUsed + more) * 2 { capacity *= 2 }
+        while capacity < (childTable.used + more) * 2 { capacity *= 2 }
         rehash(capacity)
     }
 
     mutating func rehash(_ capacity: Int) {
-        let old = slots
-        slots = [NodeID](repeating: Self.emptySlot, count: capacity)
-        slotsDeleted = 0
+        let old = childTable.slots
+        childTable.slots = [NodeID](repeating: Self.emptySlot, count: capacity)
+        childTable.deleted = 0
         let mask = capacity - 1
         for c in old where c >= 0 {
-            var i = slotHash(nodes[Int(c)].parent, nameSlice(c)) & mask
-            while slots[i] != Self.emptySlot { i = (i + 1) & mask }
-            slots[i] = c
+            var i = childTable.hash(nodes[Int(c)].parent, nameSlice(c)) & mask
+            while childTable.slots[i] != Self.emptySlot { i = (i + 1) & mask }
+            childTable.slots[i] = c
         }
     }
 
@@ -150,12 +121,12 @@ extension StateTree {
     mutating func link(_ id: NodeID) {
         let parent = nodes[Int(id)].parent
         reserveSlots(1)
-        let mask = slots.count - 1
-        var i = slotHash(parent, nameSlice(id)) & mask
-        while slots[i] >= 0 { i = (i + 1) & mask }
-        if slots[i] == Self.deletedSlot { slotsDeleted -= 1 }
-        slots[i] = id
-        slotsUsed += 1
+        let mask = childTable.slots.count - 1
+        var i = childTable.hash(parent, nameSlice(id)) & mask
+        while childTable.slots[i] >= 0 { i = (i + 1) & mask }
+        if childTable.slots[i] == Self.deletedSlot { childTable.deleted -= 1 }
+        childTable.slots[i] = id
+        childTable.used += 1
         let d = dirSlot(parent)
         let first = dirs[d].firstChild
         nodes[Int(id)].next = first
@@ -169,15 +140,15 @@ extension StateTree {
     mutating func removeSlot(_ id: NodeID) {
         let parent = nodes[Int(id)].parent
         guard parent >= 0 else { return }
-        let mask = slots.count - 1
-        var i = slotHash(parent, nameSlice(id)) & mask
-        while slots[i] != id {
-            precondition(slots[i] != Self.emptySlot, "unlinking a node that is not linked")
+        let mask = childTable.slots.count - 1
+        var i = childTable.hash(parent, nameSlice(id)) & mask
+        while childTable.slots[i] != id {
+            precondition(childTable.slots[i] != Self.emptySlot, "unlinking a node that is not linked")
             i = (i + 1) & mask
         }
-        slots[i] = Self.deletedSlot
-        slotsUsed -= 1
-        slotsDeleted += 1
+        childTable.slots[i] = Self.deletedSlot
+        childTable.used -= 1
+        childTable.deleted += 1
     }
 
     /// Takes a node out of the child table and its parent's sibling list.

@@ -140,22 +140,21 @@ extension StateTree {
         }
     }
 
-    public var hasStoreChanges: Bool { !storeDirty.isEmpty || !storeDeleted.isEmpty }
+    public var hasStoreChanges: Bool { !storeLog.isEmpty }
 
     public mutating func drainStoreChanges() -> StoreChanges {
+        let (dirty, deleted) = storeLog.drain()
         var changes = StoreChanges()
-        changes.deletions = storeDeleted
-        changes.upserts.reserveRows(storeDirty.count)
+        changes.deletions = deleted
+        changes.upserts.reserveRows(dirty.count)
         var chain: [NodeID] = []
-        for id in storeDirty where nodes[Int(id)].live {
+        for id in dirty where nodes[Int(id)].live {
             guard let r = rootIndex(of: id) else { continue }
             changes.upserts.append(root: roots[r].path, record: nodes[Int(id)].record) {
                 appendRelativePath(id, to: &$0, chain: &chain)
             }
         }
         changes.lastGen = lastGen
-        storeDirty.removeAll(keepingCapacity: false)
-        storeDeleted.removeAll()
         return changes
     }
 
@@ -196,19 +195,19 @@ extension StateTree {
     /// Starts a root's restore. `entries`, how many are stored, only sizes the reservations.
     /// Until `finishRestore`, the root's counts are not filled in: nothing may read the tree.
     public mutating func beginRestore(path: [UInt8], rules: IgnoreRules, entries: Int) -> Restore {
-        recordsForStore = false
+        storeLog.recording = false
         // Only the root's name is known yet; each chunk reserves its own names.
         reserve(nodes: entries + 1, nameBytes: path.count)
         let rootID = allocate(parent: -1, name: path, record: EntryRecord(kind: .dir, state: .unknown, gen: lastGen))
         roots.append(Root(node: rootID, path: path, rules: rules))
-        recordsForStore = true
+        storeLog.recording = true
         return Restore(root: rootID, gen: lastGen, entries: entries)
     }
 
     /// Adds the next chunk of a root's entries, in byte order after the chunks before it.
     public mutating func restore(_ entries: StoredEntries, into r: inout Restore) {
-        recordsForStore = false
-        defer { recordsForStore = true }
+        storeLog.recording = false
+        defer { storeLog.recording = true }
         reserve(nodes: entries.count, nameBytes: entries.nameBytes)
         let bytes = entries.pathBytes
         var start = 0

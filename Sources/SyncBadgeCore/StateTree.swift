@@ -1,29 +1,3 @@
-/// What a viewer sees of one path: the fields of an `ITEM` line.
-public struct ItemView: Sendable, Equatable {
-    public var path: [UInt8]
-    /// Reported state: a directory's is its roll-up.
-    public var state: SyncState
-    public var badge: String
-    public var kind: EntryKind
-    public var progress: UInt8?
-    public var message: String?
-    public var gen: UInt64
-    /// Descendant counts, on directories only.
-    public var counts: StateCounts?
-
-    public init(path: [UInt8], state: SyncState, badge: String, kind: EntryKind, progress: UInt8? = nil,
-                message: String? = nil, gen: UInt64, counts: StateCounts? = nil) {
-        self.path = path
-        self.state = state
-        self.badge = badge
-        self.kind = kind
-        self.progress = progress
-        self.message = message
-        self.gen = gen
-        self.counts = counts
-    }
-}
-
 /// Own-state counts and roll-up counts, moved together.
 struct Tally: Sendable, Equatable {
     var own = StateCounts()
@@ -115,12 +89,8 @@ public struct StateTree: Sendable {
     var names: [UInt8] = []
     /// Bytes of `names` that belong to freed nodes.
     var namesFree = 0
-    /// The child table: node ids by hash of (parent, name), open addressing.
-    var slots: [NodeID] = []
-    /// The child table's hash seed (`slotHash`).
-    let hashSeed = UInt64.random(in: .min ... .max)
-    var slotsUsed = 0
-    var slotsDeleted = 0
+    /// The child table: node ids by hash of (parent, name) (StateTree+Storage.swift).
+    var childTable = ChildTable()
     public internal(set) var roots: [Root] = []
     /// The last generation handed out; generations only grow, across roots and restarts.
     public var lastGen: UInt64 = 0
@@ -128,15 +98,10 @@ public struct StateTree: Sendable {
     /// Deleted paths waiting for a provider (`STATS tombstones`); a walk, for rare asks.
     public var tombstoneCount: Int { nodes.reduce(0) { $0 + ($1.live && $1.record.kind == .gone ? 1 : 0) } }
 
-    /// Nodes whose record must be written to the store, and subtrees to delete from it.
-    var storeDirty = Set<NodeID>()
-    var storeDeleted: [StoreChanges.Deletion] = []
-    /// Off while restoring from the store: what is loaded needs no writing back.
-    var recordsForStore = true
-
-    var touched: [NodeID: ItemView?] = [:]
-    var touchOrder: [NodeID] = []
-    var removals: [Removal] = []
+    /// The two change logs, apart from the storage above: what viewers must be told
+    /// (`drainChanges`) and what the store must write (`drainStoreChanges`).
+    var changeLog = TreeChangeLog()
+    var storeLog = StoreChangeLog()
 
     public init(lastGen: UInt64 = 0) {
         self.lastGen = lastGen
@@ -244,34 +209,28 @@ public struct StateTree: Sendable {
 
     /// Records what a viewer sees of a node before this batch changes it (first touch only).
     mutating func touch(_ id: NodeID) {
-        guard touched[id] == nil else { return }
+        guard !changeLog.isTouched(id) else { return }
         let n = nodes[Int(id)]
-        touched[id] = (n.live && n.record.kind != .gone) ? .some(view(id)) : .some(nil)
-        touchOrder.append(id)
+        changeLog.touched(id, before: (n.live && n.record.kind != .gone) ? view(id) : nil)
     }
 
     /// Records a node created in this batch: viewers saw nothing of it before.
     mutating func touchNew(_ id: NodeID) {
-        if touched[id] == nil { touchOrder.append(id) }
-        touched[id] = .some(nil)
+        changeLog.created(id)
     }
 
     /// Nodes touched since the last drain, children before their ancestors, and removed paths.
     public mutating func drainChanges() -> (changes: [Change], removals: [Removal]) {
+        let (touched, removals) = changeLog.drain()
         var changes: [Change] = []
-        changes.reserveCapacity(touchOrder.count)
-        for id in touchOrder {
-            guard let before = touched[id] else { continue }
+        changes.reserveCapacity(touched.count)
+        for (id, before) in touched {
             let n = nodes[Int(id)]
             // A node freed during the batch shows up in `removals` instead.
             guard n.live else { continue }
             changes.append(Change(node: id, parent: n.parent, before: before))
         }
-        let r = removals
-        touched.removeAll(keepingCapacity: true)
-        touchOrder.removeAll(keepingCapacity: true)
-        removals.removeAll(keepingCapacity: true)
-        return (changes, r)
+        return (changes, removals)
     }
 
     // MARK: Counts
@@ -316,7 +275,7 @@ public struct StateTree: Sendable {
     /// Replaces a node's record, keeping every ancestor's counts right.
     mutating func update(_ id: NodeID, _ new: EntryRecord) {
         touch(id)
-        if recordsForStore { storeDirty.insert(id) }
+        storeLog.changed(id)
         let before = contribution(id)
         nodes[Int(id)].record = new
         let after = contribution(id)
@@ -361,15 +320,15 @@ public struct StateTree: Sendable {
             id = NodeID(nodes.count - 1)
         }
         if parent >= 0 { link(id) }
-        if recordsForStore { storeDirty.insert(id) }
+        storeLog.changed(id)
         return id
     }
 
     /// Frees a node and its descendants, fixing ancestors' counts and recording removals of
     /// what existed.
     mutating func detach(_ id: NodeID, recordAs path: [UInt8]?) {
-        if recordsForStore, let r = rootIndex(of: id) {
-            storeDeleted.append(.init(root: roots[r].path, relativePath: relativePath(id)))
+        if storeLog.recording, let r = rootIndex(of: id) {
+            storeLog.deleted(.init(root: roots[r].path, relativePath: relativePath(id)))
         }
         addToAncestors(of: id, contribution(id), sign: -1)
         if let path {
@@ -381,7 +340,7 @@ public struct StateTree: Sendable {
         for n in all.dropFirst() { removeSlot(n) }
         for n in all {
             nodes[Int(n)].live = false
-            storeDirty.remove(n)
+            storeLog.freed(n)
             releaseDir(n)
             freeName(n)
             free.append(n)
@@ -394,7 +353,7 @@ public struct StateTree: Sendable {
     mutating func recordRemovals(_ id: NodeID, path: [UInt8]) {
         let n = nodes[Int(id)]
         guard n.record.kind != .gone else { return }
-        removals.append(Removal(path: path, node: id, parent: n.parent, wasDirectory: n.record.kind == .dir))
+        changeLog.removed(Removal(path: path, node: id, parent: n.parent, wasDirectory: n.record.kind == .dir))
         guard n.record.kind == .dir else { return }
         for child in childIDs(id) where nodes[Int(child)].record.kind == .dir {
             recordRemovals(child, path: childPath(child, under: path))

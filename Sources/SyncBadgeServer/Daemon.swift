@@ -10,7 +10,7 @@ import NIOPosix
 import Synchronization
 import SyncBadgeCore
 import SyncBadgeStore
-import SyncBadgeWatcher
+import SyncBadgeWatchEvents
 
 public struct DaemonConfig: Sendable {
     public var socketPath: String
@@ -68,11 +68,13 @@ public final class Daemon {
     let group: MultiThreadedEventLoopGroup
     let storeThread: NIOThreadPool
     let engine: NIOLoopBound<Engine>
-    let watcher: Watcher
+    let watcher: any StoppableWatcher
     /// Held for the daemon's lifetime (see `SocketDirectory.lock`).
     let lockDescriptor: Int32
 
-    public init(config: DaemonConfig, logger: Logger) throws {
+    /// `startWatcher` is `Watcher.init`, passed in by the executable (which links the watcher) so that
+    /// the server links no libinotifytools.
+    public init(config: DaemonConfig, logger: Logger, startWatcher: WatcherStarter) throws {
         self.config = config
         self.logger = logger
         if config.inheritedSocket == nil {
@@ -100,7 +102,7 @@ public final class Daemon {
         self.engine = engine
         // Before any socket: libinotifytools selects on its descriptor, which must stay below 1024.
         let inbox = EventInbox()
-        self.watcher = try Watcher(controlDirectory: Array(config.stateDirectory.utf8), logger: logger) { events in
+        self.watcher = try startWatcher(Array(config.stateDirectory.utf8), logger) { events in
             if inbox.post(events) { engine.eventLoop.execute { Self.drain(inbox, into: engine) } }
         }
         let watcher = self.watcher

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import NIOCore
 import SyncBadgeCore
-import SyncBadgeWatcher
+import SyncBadgeWatchEvents
 
 /// Finder Sync's menus, actions and toolbar: defined by providers, routed to the provider that
 /// claimed the root, plus the built-in items every root offers.

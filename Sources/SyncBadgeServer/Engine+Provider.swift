@@ -3,7 +3,7 @@ import Glibc
 #endif
 import NIOCore
 import SyncBadgeCore
-import SyncBadgeWatcher
+import SyncBadgeWatchEvents
 
 /// Sync engines: `SET`, `CHANGES`, `SUBSCRIBE-CHANGES`, `CLAIM`, and the group commit that
 /// makes every acknowledged `SET` durable.

@@ -5,14 +5,14 @@ import FoundationEssentials
 import NIOCore
 import SyncBadgeCore
 import SyncBadgeStore
-import SyncBadgeWatcher
+import SyncBadgeWatchEvents
 
 extension Engine {
     /// Answers one request. Returns false when the answer comes later (the session then holds
     /// its next requests until `resume()`).
     func handle(_ req: WireRequest, from s: Session) -> Bool {
         guard let role = s.role else {
-            if req.verb == "HELLO" { hello(req, s) } else { s.error(req.tag, "hello-required") }
+            if req.verb == Verb.hello.rawValue { hello(req, s) } else { s.error(req.tag, "hello-required") }
             return true
         }
         guard let verb = Verb(rawValue: req.verb) else {

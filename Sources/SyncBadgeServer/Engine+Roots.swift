@@ -1,7 +1,7 @@
 import NIOCore
 import SyncBadgeCore
 import SyncBadgeStore
-import SyncBadgeWatcher
+import SyncBadgeWatchEvents
 
 /// Roots, from `ADD-ROOT` to `REMOVE-ROOT`: registering and scanning, reloading at start,
 /// vanishing and coming back, rescans after lost events, their ignore files, claims, and their

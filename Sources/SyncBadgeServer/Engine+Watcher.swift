@@ -1,5 +1,5 @@
 import SyncBadgeCore
-import SyncBadgeWatcher
+import SyncBadgeWatchEvents
 
 extension Engine {
     /// Applies a batch of watcher events in order, then pushes what changed and writes it

@@ -6,7 +6,7 @@ import NIOCore
 import NIOPosix
 import SyncBadgeCore
 import SyncBadgeStore
-import SyncBadgeWatcher
+import SyncBadgeWatchEvents
 
 /// The contract's times (PROTOCOL.md, 1.2), which tests may shorten.
 struct Timers {

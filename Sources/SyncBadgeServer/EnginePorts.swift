@@ -2,24 +2,14 @@ import NIOCore
 import NIOPosix
 import SyncBadgeCore
 import SyncBadgeStore
-import SyncBadgeWatcher
+import SyncBadgeWatchEvents
 
 // The engine's edges, each behind a small protocol: the daemon passes the real ones, and
 // EngineTests drive the engine on an EmbeddedEventLoop with fakes, with no thread, socket,
 // inotify or database.
 
-/// What the engine asks of the watcher thread.
-protocol WatcherControl: AnyObject, Sendable {
-    func addRoot(_ path: [UInt8], token: UInt64, identities: Bool)
-    func removeRoot(_ path: [UInt8])
-    /// Answered by a `.barrier(token:)` message once every event queued before it was sent.
-    func barrier(token: UInt64)
-    func watches(of root: [UInt8]) -> Int
-    var totalWatches: Int { get }
-    var events: Int { get }
-}
-
-extension Watcher: WatcherControl {}
+// The watcher's port, `WatcherControl`, is in SyncBadgeWatchEvents: `Watcher` conforms where it
+// is defined, and the daemon is handed a `WatcherStarter` by its executable.
 
 /// The persistent store as the engine uses it.
 protocol StateStore: Sendable {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SyncBadgeCore
+import SyncBadgeWatchEvents
 
 /// Walks a directory tree with `readdir`'s `d_type` (no `lstat` per entry unless identities are
 /// wanted or the file system does not fill `d_type`), never following links.
@@ -64,14 +65,5 @@ enum DirectoryScanner {
             out.append(contentsOf: buf[0..<n])
         }
         return out
-    }
-}
-
-extension Array where Element == UInt8 {
-    /// The bytes as a NUL-terminated C string (paths are bytes, not Swift Strings).
-    public func withCString<R>(_ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
-        var z = self
-        z.append(0)
-        return try z.withUnsafeBufferPointer { try $0.baseAddress!.withMemoryRebound(to: CChar.self, capacity: z.count, body) }
     }
 }

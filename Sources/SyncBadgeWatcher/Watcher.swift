@@ -6,6 +6,7 @@ import Dispatch
 import Logging
 import Synchronization
 import SyncBadgeCore
+import SyncBadgeWatchEvents
 
 /// Recursive watching of every root through libinotifytools.
 ///
@@ -14,7 +15,7 @@ import SyncBadgeCore
 /// to it through a command queue and wake it by touching a private control file it watches;
 /// because one inotify instance reports events in order, the control file's event also proves
 /// that every event queued before it has been read (used by `barrier`).
-public final class Watcher: Sendable {
+public final class Watcher: StoppableWatcher {
     enum Command: Sendable {
         case addRoot(path: [UInt8], token: UInt64, identities: Bool)
         case removeRoot(path: [UInt8])
@@ -147,18 +148,6 @@ public final class Watcher: Sendable {
         commands.withLock { c in
             defer { c.removeAll() }
             return c
-        }
-    }
-}
-
-public enum WatcherError: Error, CustomStringConvertible {
-    case controlFile(String)
-    case initialise(String)
-
-    public var description: String {
-        switch self {
-        case .controlFile(let why): "cannot create the watcher's control file: \(why)"
-        case .initialise(let why): "cannot initialise inotify: \(why)"
         }
     }
 }

@@ -4,6 +4,7 @@ import Glibc
 import CInotifyTools
 import Logging
 import SyncBadgeCore
+import SyncBadgeWatchEvents
 
 /// The engine's commands to the watcher thread (add or remove a root, a barrier, a change of
 /// mounts, shutdown), run in order between inotify events; answers go back as messages in
@@ -21,10 +22,9 @@ extension WatcherLoop {
                 emit(.rootAdded(root: path, token: token, result: result))
             case .removeRoot(let path):
                 unwatchRoot(path)
-                stopAwaitingReturn(path)
-                timers.ignoreFileReads.removeValue(forKey: path)
-                mountPointRoots.remove(path)
-                rootIdentity.removeValue(forKey: path)
+                timers.stopAwaitingReturn(path)
+                timers.ignoreFileRead(root: path)
+                releaseSentinel(vanished.rootRemoved(path))
             case .barrier(let token):
                 barriers.append(token)
             case .mountsChanged:
@@ -33,10 +33,9 @@ extension WatcherLoop {
                 running = false
             }
         }
-        if !barriers.isEmpty {
+        if self.barriers.asked(barriers) {
             // Released when this touch comes back: after every event queued before it.
-            heldBarriers.append(barriers)
-            _ = barrierFile.withCString { utimensat(AT_FDCWD, $0, nil, 0) }
+            _ = control.barrier.withCString { utimensat(AT_FDCWD, $0, nil, 0) }
         }
     }
 
@@ -46,15 +45,14 @@ extension WatcherLoop {
             return errno == ENOENT || errno == ENOTDIR ? .failure(.notFound) : .failure(.failed(String(cString: strerror(errno))))
         }
         guard st.st_mode & S_IFMT == S_IFDIR else { return .failure(.notADirectory) }
-        if let wd = rootWds[path] {
+        if let wd = tree.rootWds[path] {
             return .success(rootScan(path, scan: ScanTree(), wd: wd))
         }
         lastWatchError = 0
         let (wd, scan) = watchAndScan(path, parent: -1, name: path, root: nil, identities: identities)
         guard let wd else { return .failure(.failed(Self.watchFailure(lastWatchError))) }
-        rootWds[path] = wd
-        rootIdentity[path] = Self.directoryIdentity(path)
-        if Self.isMountPoint(path) { mountPointRoots.insert(path) }
+        tree.rootWatched(path, wd: wd)
+        vanished.rootWatched(path, identity: Self.directoryIdentity(path), isMountPoint: Self.isMountPoint(path))
         updateCounts()
         scheduleDegradedRescans()
         return .success(rootScan(path, scan: scan, wd: wd))

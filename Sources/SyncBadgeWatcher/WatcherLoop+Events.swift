@@ -4,37 +4,36 @@ import Glibc
 import CInotifyTools
 import Logging
 import SyncBadgeCore
+import SyncBadgeWatchEvents
 
 /// Turning raw inotify events into `WatcherMessage`s (the engine's commands: WatcherLoop+Commands).
 extension WatcherLoop {
     func has(_ mask: UInt32, _ flag: Int32) -> Bool { mask & UInt32(flag) != 0 }
 
     func handle(_ e: RawEvent) {
-        if e.wd == controlWd {
+        if e.wd == control.commandWd {
             if e.mask & sb_IN_IGNORED != 0 {
                 // The control file was deleted (the state directory cleaned up): make a new one.
-                controlWd = rewatch(controlFile)
+                control.commandWd = rewatch(control.command)
             }
             runCommands()
             return
         }
-        if e.wd == barrierWd {
-            if e.mask & sb_IN_IGNORED != 0 { barrierWd = rewatch(barrierFile) }
-            if !heldBarriers.isEmpty {
-                for token in heldBarriers.removeFirst() { emit(.barrier(token: token)) }
-            }
+        if e.wd == control.barrierWd {
+            if e.mask & sb_IN_IGNORED != 0 { control.barrierWd = rewatch(control.barrier) }
+            for token in barriers.touchSeen() { emit(.barrier(token: token)) }
             return
         }
         if e.mask & sb_IN_Q_OVERFLOW != 0 {
             overflow()
             return
         }
-        if !sentinels.isEmpty { sentinelEvent(e) }
+        if vanished.hasSentinels { sentinelEvent(e) }
         if e.mask & sb_IN_IGNORED != 0 {
             watchRemovedByKernel(e.wd)
             return
         }
-        guard let dir = dirs[e.wd], let dirPath = path(of: e.wd) else { return }
+        guard let dir = tree[e.wd], let dirPath = tree.path(of: e.wd) else { return }
         let m = e.mask
         let isDir = m & sb_IN_ISDIR != 0
         if e.name.isEmpty {
@@ -58,26 +57,22 @@ extension WatcherLoop {
                 emit(.changed(path: path, kind: kindOf(path), what: .create))
             }
         } else if has(m, IN_MOVED_TO) {
-            if let pm = pendingMove, pm.cookie == e.cookie {
-                pendingMove = nil
-                if pm.isDir {
-                    if let wd = pm.wd {
-                        relink(wd, parent: e.wd, name: e.name)
-                        emit(.moved(from: pm.path, to: path, kind: .dir))
-                    } else {
-                        emit(.deleted(path: pm.path, wasDirectory: true))
-                        directoryAppeared(path, parent: e.wd, name: e.name)
-                    }
-                } else {
-                    emit(.moved(from: pm.path, to: path, kind: kindOf(path)))
-                }
-            } else if isDir {
+            switch moves.movedTo(cookie: e.cookie) {
+            case .fileRenamed(let from):
+                emit(.moved(from: from, to: path, kind: kindOf(path)))
+            case .directoryRenamed(let from, let wd):
+                if tree.relink(wd, parent: e.wd, name: e.name) { updateCounts() }
+                emit(.moved(from: from, to: path, kind: .dir))
+            case .directoryReplaced(let from):
+                emit(.deleted(path: from, wasDirectory: true))
                 directoryAppeared(path, parent: e.wd, name: e.name)
-            } else {
+            case .appeared where isDir:
+                directoryAppeared(path, parent: e.wd, name: e.name)
+            case .appeared:
                 emit(.changed(path: path, kind: kindOf(path), what: .create))
             }
         } else if has(m, IN_MOVED_FROM) {
-            pendingMove = (e.cookie, path, isDir, isDir ? dir.children[e.name] : nil)
+            moves.movedFrom(.init(cookie: e.cookie, path: path, isDir: isDir, wd: isDir ? dir.children[e.name] : nil))
         } else if has(m, IN_DELETE) {
             if isDir, let wd = dir.children[e.name] { forget(wd, rmWatch: false) }
             emit(.deleted(path: path, wasDirectory: isDir))
@@ -89,12 +84,12 @@ extension WatcherLoop {
         }
         if dir.parent < 0 && e.name == IgnoreRules.fileName {
             if ignoreFileIsFinal(m, path) {
-                timers.ignoreFileReads.removeValue(forKey: dirPath)
+                timers.ignoreFileRead(root: dirPath)
                 emit(.ignoreFileChanged(root: dirPath, contents: DirectoryScanner.readFile(path)))
             } else if has(m, IN_CREATE) {
                 // Its writer's close is expected; should none come under this name (a link
                 // whose source was removed meanwhile, an O_TMPFILE linked in), read it anyway.
-                timers.ignoreFileReads[dirPath] = .now + RecoveryTimers.ignoreFileReadDelay
+                timers.ignoreFileCreated(root: dirPath, now: .now)
             }
         }
     }
@@ -127,43 +122,20 @@ extension WatcherLoop {
     }
 
     /// A move-from whose move-to never came: the entry left every watched directory.
-    func resolvePendingMove() {
-        guard let pm = pendingMove else { return }
-        pendingMove = nil
-        if let wd = pm.wd { forget(wd, rmWatch: true) }
-        emit(.deleted(path: pm.path, wasDirectory: pm.isDir))
+    func movedOut(_ departure: MovePairing.Departure) {
+        if let wd = departure.wd { forget(wd, rmWatch: true) }
+        emit(.deleted(path: departure.path, wasDirectory: departure.isDir))
     }
 
     func directoryAppeared(_ path: [UInt8], parent: Int32, name: [UInt8]) {
-        let (_, scan) = watchAndScan(path, parent: parent, name: name, root: dirs[parent]?.root, identities: false)
+        let (_, scan) = watchAndScan(path, parent: parent, name: name, root: tree[parent]?.root, identities: false)
         scheduleDegradedRescans()
         emit(.directoryAppeared(path: path, subtree: scan))
     }
 
-    /// A watched directory renamed within the watched tree: its watch (and its subtree's) stay.
-    func relink(_ wd: Int32, parent: Int32, name: [UInt8]) {
-        guard var d = dirs[wd], let newRoot = dirs[parent]?.root else { return }
-        if d.parent >= 0 { dirs[d.parent]?.children.removeValue(forKey: d.name) }
-        d.parent = parent
-        d.name = name
-        dirs[wd] = d
-        dirs[parent]?.children[name] = wd
-        if d.root != newRoot {
-            var stack = [wd]
-            while let w = stack.popLast() {
-                guard let dd = dirs[w] else { continue }
-                watchesByRoot[dd.root, default: 1] -= 1
-                watchesByRoot[newRoot, default: 0] += 1
-                dirs[w]?.root = newRoot
-                stack.append(contentsOf: dd.children.values)
-            }
-            updateCounts()
-        }
-    }
-
     func watchRemovedByKernel(_ wd: Int32) {
-        guard let d = dirs[wd] else { return }
-        if d.parent < 0, let path = path(of: wd) {
+        guard let d = tree[wd] else { return }
+        if d.parent < 0, let path = tree.path(of: wd) {
             rootVanished(wd, path: path, reason: "deleted or unmounted")
         } else {
             forget(wd, rmWatch: false)
@@ -171,7 +143,7 @@ extension WatcherLoop {
     }
 
     func rootVanished(_ wd: Int32, path: [UInt8], reason: String) {
-        guard rootWds[path] == wd else { return }
+        guard tree.rootWds[path] == wd else { return }
         unwatchRoot(path)
         logger.warning("root vanished; it is watched again when it comes back", metadata: ["root": "\(PathBytes.display(path))", "reason": "\(reason)"])
         emit(.rootVanished(root: path, reason: reason))
@@ -181,56 +153,34 @@ extension WatcherLoop {
     /// Drops a root's watches and everything kept about watching it; what is kept about the
     /// root itself (its identity, whether it was a mount point) is the caller's to drop.
     func unwatchRoot(_ path: [UInt8]) {
-        timers.rescans.removeValue(forKey: path)
-        timers.degradedDelay.removeValue(forKey: path)
-        guard let wd = rootWds.removeValue(forKey: path) else { return }
-        forget(wd, rmWatch: true)
-        watchesByRoot.removeValue(forKey: wd)
-        degraded.remove(wd)
-        limitLogged.remove(wd)
+        timers.rootUnwatched(path)
+        guard let gone = tree.unwatchRoot(path) else { return }
+        removeWatches(gone)
         updateCounts()
     }
 
     /// Events were lost: rescan every root now, or after a backoff when overflows repeat (a
     /// storm that overflows the queue would overflow it again during each rescan).
     func overflow() {
-        let delay = timers.overflowed()
+        let delay = timers.overflowed(roots: tree.rootWds.keys, now: .now)
         logger.warning("inotify queue overflowed: rescanning every root", metadata: ["in": "\(delay)"])
         emit(.overflow)
-        for path in rootWds.keys { timers.schedule(rescanOf: path, in: delay, reason: .overflow) }
     }
 
     /// Scans a watched root again, re-watching what is new and forgetting what is gone.
     func rescan(_ path: [UInt8]) -> RootScan? {
-        guard let wd = rootWds[path] else { return nil }
-        let before = subtreeWds(wd)
-        degraded.remove(wd)
-        scanSeen = []
+        guard let (wd, before) = tree.beginRescan(path) else { return nil }
         let (newWd, scan) = watchAndScan(path, parent: -1, name: path, root: nil, identities: true)
-        let seen = scanSeen ?? []
-        scanSeen = nil
-        for w in before where !seen.contains(w) { forget(w, rmWatch: true) }
-        if let newWd { rootWds[path] = newWd }
+        removeWatches(tree.finishRescan(path, before: before, newWd: newWd))
         updateCounts()
         return rootScan(path, scan: scan, wd: newWd ?? wd)
-    }
-
-    func subtreeWds(_ wd: Int32) -> [Int32] {
-        var out: [Int32] = []
-        var stack = [wd]
-        while let w = stack.popLast() {
-            guard let d = dirs[w] else { continue }
-            out.append(w)
-            stack.append(contentsOf: d.children.values)
-        }
-        return out
     }
 
     func rootScan(_ path: [UInt8], scan: ScanTree, wd: Int32) -> RootScan {
         RootScan(
             scan: scan,
             ignoreFile: DirectoryScanner.readFile(PathBytes.join(path, IgnoreRules.fileName)),
-            watches: watchesByRoot[wd] ?? 0,
-            degraded: degraded.contains(wd) ? "watch-limit" : nil)
+            watches: tree.watches(ofRoot: wd),
+            degraded: tree.isDegraded(wd) ? "watch-limit" : nil)
     }
 }

@@ -4,100 +4,26 @@ import Glibc
 import CInotifyTools
 import Logging
 import SyncBadgeCore
+import SyncBadgeWatchEvents
 
-/// When the watcher must look again by itself, because inotify cannot tell it: after queue
-/// overflows (rescans, backed off when they repeat), for roots over the watch limit (periodic
-/// rescans with backoff until every directory is watched again), and for vanished roots (a
-/// check with backoff, besides a watch on the nearest ancestor that sees most returns at once).
-/// Empty while all is well: then the watcher thread blocks with no timeout at all.
-struct DirectoryIdentity: Equatable {
-    var device: UInt64
-    var inode: UInt64
-}
-
-struct RecoveryTimers {
-    enum Reason { case overflow, degraded }
-
-    struct Due {
-        var at: ContinuousClock.Instant
-        var delay: Duration
-    }
-
-    var rescans: [[UInt8]: (due: ContinuousClock.Instant, reason: Reason)] = [:]
-    var returnChecks: [[UInt8]: Due] = [:]
-    /// The wait before a degraded root's next rescan, doubling up to `maxDegradedDelay`.
-    var degradedDelay: [[UInt8]: Duration] = [:]
-    /// Roots whose ignore file was created and whose writer's close has not come yet: read
-    /// then anyway, for a file that no writer will close under that name (see
-    /// `ignoreFileIsFinal`).
-    var ignoreFileReads: [[UInt8]: ContinuousClock.Instant] = [:]
-    var lastOverflow: ContinuousClock.Instant?
-    var overflowDelay: Duration = .zero
-
-    static let firstDegradedDelay = Duration.seconds(2)
-    static let maxDegradedDelay = Duration.seconds(30)
-    static let firstReturnDelay = Duration.seconds(1)
-    static let maxReturnDelay = Duration.seconds(30)
-    /// Overflows closer together than this count as a storm and back off.
-    static let overflowStormWindow = Duration.seconds(10)
-    static let maxOverflowDelay = Duration.seconds(16)
-    static let ignoreFileReadDelay = Duration.seconds(1)
-
-    var isEmpty: Bool { rescans.isEmpty && returnChecks.isEmpty && ignoreFileReads.isEmpty }
-
-    /// Records an overflow; returns how long to wait before rescanning.
-    mutating func overflowed(now: ContinuousClock.Instant = .now) -> Duration {
-        if let last = lastOverflow, now - last < Self.overflowStormWindow {
-            overflowDelay = min(max(overflowDelay * 2, .seconds(1)), Self.maxOverflowDelay)
-        } else {
-            overflowDelay = .zero
-        }
-        lastOverflow = now
-        return overflowDelay
-    }
-
-    /// An overflow rescan also serves a degraded one, so it wins; the earlier time wins.
-    mutating func schedule(rescanOf path: [UInt8], in delay: Duration, reason: Reason, now: ContinuousClock.Instant = .now) {
-        let due = now + delay
-        if let old = rescans[path] {
-            rescans[path] = (min(old.due, due), old.reason == .overflow || reason == .overflow ? .overflow : .degraded)
-        } else {
-            rescans[path] = (due, reason)
-        }
-    }
-
-    /// Whole seconds until the next due work (libinotifytools' timeout unit), rounded up;
-    /// -1 (block) when there is none.
-    func secondsUntilDue(now: ContinuousClock.Instant = .now) -> Int {
-        let dues = rescans.values.map(\.due) + returnChecks.values.map(\.at) + Array(ignoreFileReads.values)
-        guard let next = dues.min() else { return -1 }
-        let left = next - now
-        if left <= .zero { return 0 }
-        let (seconds, attoseconds) = left.components
-        return Int(seconds) + (attoseconds > 0 ? 1 : 0)
-    }
-}
-
+/// Timed recovery and vanished roots: what `RecoveryTimers` and `VanishedRoots` decide, done
+/// with the syscalls they need.
 extension WatcherLoop {
     func runDueTimers() {
         guard !timers.isEmpty else { return }
-        let now = ContinuousClock.now
-        let due = timers.rescans.filter { $0.value.due <= now }.sorted { $0.key.lexicographicallyPrecedes($1.key) }
-        for (path, r) in due {
-            timers.rescans.removeValue(forKey: path)
+        let due = timers.takeDue(now: .now)
+        for (path, reason) in due.rescans {
             guard let scan = rescan(path) else { continue }
-            switch r.reason {
+            switch reason {
             case .overflow: emit(.rootRescanned(root: path, scan: scan))
             case .degraded: emit(.rootRefreshed(root: path, scan: scan))
             }
         }
-        if !due.isEmpty { scheduleDegradedRescans() }
-        for (path, check) in timers.returnChecks where check.at <= now {
-            checkReturn(path, delay: check.delay)
+        if !due.rescans.isEmpty { scheduleDegradedRescans() }
+        for (path, delay) in due.returnChecks {
+            checkReturn(path, delay: delay)
         }
-        for (root, at) in timers.ignoreFileReads where at <= now {
-            timers.ignoreFileReads.removeValue(forKey: root)
-            guard rootWds[root] != nil else { continue }
+        for root in due.ignoreFileReads where tree.rootWds[root] != nil {
             emit(.ignoreFileChanged(root: root, contents: DirectoryScanner.readFile(PathBytes.join(root, IgnoreRules.fileName))))
         }
     }
@@ -105,29 +31,23 @@ extension WatcherLoop {
     /// Every root over the watch limit gets its next rescan; a root no longer over it is said
     /// to have recovered.
     func scheduleDegradedRescans() {
-        for (path, wd) in rootWds {
-            if degraded.contains(wd) {
-                guard timers.rescans[path] == nil else { continue }
-                let delay = timers.degradedDelay[path] ?? RecoveryTimers.firstDegradedDelay
-                timers.degradedDelay[path] = min(delay * 2, RecoveryTimers.maxDegradedDelay)
-                timers.schedule(rescanOf: path, in: delay, reason: .degraded)
-            } else if timers.degradedDelay.removeValue(forKey: path) != nil {
-                limitLogged.remove(wd)
-                logger.notice("every directory of the root is watched again", metadata: ["root": "\(PathBytes.display(path))"])
-            }
+        let now = ContinuousClock.now
+        for (path, wd) in tree.rootWds where timers.rootChecked(path, degraded: tree.isDegraded(wd), now: now) {
+            tree.recovered(path)
+            logger.notice("every directory of the root is watched again", metadata: ["root": "\(PathBytes.display(path))"])
         }
     }
 
     // MARK: Vanished roots
 
     func awaitReturn(_ path: [UInt8], delay: Duration = RecoveryTimers.firstReturnDelay) {
-        timers.returnChecks[path] = .init(at: .now + delay, delay: delay)
+        timers.awaitReturn(path, delay: delay, now: .now)
         placeSentinel(path)
     }
 
     func stopAwaitingReturn(_ path: [UInt8]) {
-        timers.returnChecks.removeValue(forKey: path)
-        dropSentinel(path)
+        timers.stopAwaitingReturn(path)
+        releaseSentinel(vanished.dropSentinel(path))
     }
 
     /// Watches the nearest existing ancestor of a vanished root for entries appearing in it.
@@ -140,32 +60,23 @@ extension WatcherLoop {
                 | sb_IN_ONLYDIR | sb_IN_DONT_FOLLOW | sb_IN_MASK_ADD
             let wd = dir.withCString { inotify_add_watch(fd, $0, mask) }
             guard wd >= 0 else { continue }
-            if vanished[path] == wd { return }
-            dropSentinel(path)
-            vanished[path] = wd
-            sentinels[wd, default: []].insert(path)
+            releaseSentinel(vanished.sentinelPlaced(wd, for: path))
             return
         }
     }
 
-    func dropSentinel(_ path: [UInt8]) {
-        guard let wd = vanished.removeValue(forKey: path) else { return }
-        sentinels[wd]?.remove(path)
-        guard sentinels[wd]?.isEmpty ?? true else { return }
-        sentinels.removeValue(forKey: wd)
-        // A directory the tree watches keeps its watch.
-        if dirs[wd] == nil { inotify_rm_watch(fd, wd) }
+    /// Removes a sentinel's watch no vanished root needs any more; a directory the tree
+    /// watches keeps its watch.
+    func releaseSentinel(_ wd: Int32?) {
+        guard let wd, !tree.isWatched(wd) else { return }
+        inotify_rm_watch(fd, wd)
     }
 
     /// Something appeared in (or happened to) an ancestor of a vanished root: check it now.
     func sentinelEvent(_ e: RawEvent) {
-        guard let roots = sentinels[e.wd] else { return }
-        if e.mask & sb_IN_IGNORED != 0 {
-            sentinels.removeValue(forKey: e.wd)
-            for r in roots where vanished[r] == e.wd { vanished.removeValue(forKey: r) }
-        }
-        for r in roots {
-            timers.returnChecks[r] = .init(at: .now, delay: RecoveryTimers.firstReturnDelay)
+        let now = ContinuousClock.now
+        for r in vanished.sentinelEvent(e.wd, ignored: e.mask & sb_IN_IGNORED != 0) {
+            timers.checkReturnSoon(r, now: now)
         }
     }
 
@@ -173,8 +84,8 @@ extension WatcherLoop {
         let isDir = FileStat.lstat(path)?.0 == .dir
         // A root that was a mount point is back when something is mounted there again, not
         // when its empty mount point shows.
-        let back = isDir && (!mountPointRoots.contains(path) || Self.isMountPoint(path))
-        let next = min(delay * 2, RecoveryTimers.maxReturnDelay)
+        let back = isDir && (!vanished.wasMountPoint(path) || Self.isMountPoint(path))
+        let next = RecoveryTimers.nextReturnDelay(after: delay)
         guard back else {
             awaitReturn(path, delay: next)
             return
@@ -187,8 +98,8 @@ extension WatcherLoop {
             awaitReturn(path, delay: next)
             return
         }
-        rootWds[path] = wd
-        rootIdentity[path] = Self.directoryIdentity(path)
+        tree.rootWatched(path, wd: wd)
+        vanished.rootWatched(path, identity: Self.directoryIdentity(path))
         updateCounts()
         logger.notice("root is back: watching it again", metadata: ["root": "\(PathBytes.display(path))", "entries": "\(scan.count)"])
         emit(.rootRefreshed(root: path, scan: rootScan(path, scan: scan, wd: wd)))
@@ -199,11 +110,11 @@ extension WatcherLoop {
     /// one watched vanished (and may be back at once, as whatever is there now); a vanished root
     /// may have been mounted again.
     func mountsChanged() {
-        for (path, wd) in rootWds.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) })
-        where Self.directoryIdentity(path) != rootIdentity[path] {
+        for (path, wd) in tree.rootWds.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) })
+        where Self.directoryIdentity(path) != vanished.identity(of: path) {
             rootVanished(wd, path: path, reason: "unmounted")
         }
-        for path in timers.returnChecks.keys { timers.returnChecks[path]?.at = .now }
+        timers.checkEveryReturnNow(now: .now)
     }
 
     /// Device and inode of a directory, nil when it is not one.

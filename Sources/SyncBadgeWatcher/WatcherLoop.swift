@@ -4,22 +4,23 @@ import Glibc
 import CInotifyTools
 import Logging
 import SyncBadgeCore
+import SyncBadgeWatchEvents
 
 /// The watcher thread's state. Only that thread touches it.
 ///
 /// libinotifytools owns the inotify instance and reads and buffers its events. Watches are added
-/// and removed with `inotify_add_watch`/`inotify_rm_watch` on the library's descriptor, and paths
-/// are tracked here as a tree of watched directories (wd → parent wd + name): the library's own
-/// by-filename bookkeeping never forgets a directory the kernel dropped (`remove_watch_by_wd`
-/// fails once the watch is gone, so its record leaks and a directory re-created at the same path
-/// is looked up as the dead wd), and it does not follow moves.
+/// and removed with `inotify_add_watch`/`inotify_rm_watch` on the library's descriptor. This
+/// class makes those syscalls and does what the pure parts decide: the paths of the watched
+/// directories (`WatchTree`), the pairing of a rename's halves (`MovePairing`), timed recovery
+/// (`RecoveryTimers`), vanished roots (`VanishedRoots`) and barriers (`BarrierQueue`).
 final class WatcherLoop {
-    struct Dir {
-        var parent: Int32
-        /// A root's is its absolute path.
-        var name: [UInt8]
-        var children: [[UInt8]: Int32] = [:]
-        var root: Int32
+    /// The two files the watcher thread watches for itself: one that other threads touch to
+    /// wake it for commands, and one that it touches itself for barriers.
+    struct ControlFiles {
+        var command: [UInt8]
+        var commandWd: Int32 = -1
+        var barrier: [UInt8]
+        var barrierWd: Int32 = -1
     }
 
     struct RawEvent {
@@ -30,42 +31,21 @@ final class WatcherLoop {
     }
 
     let owner: Watcher
-    let controlFile: [UInt8]
     let logger: Logger
     let sink: @Sendable ([WatcherMessage]) -> Void
 
     var fd: Int32 = -1
-    var controlWd: Int32 = -1
-    var dirs: [Int32: Dir] = [:]
-    var rootWds: [[UInt8]: Int32] = [:]
+    var control: ControlFiles
+    var tree = WatchTree()
+    var moves = MovePairing()
+    var barriers = BarrierQueue()
+    /// Timed work: only while something is wrong, so an idle, healthy daemon never wakes.
+    var timers = RecoveryTimers()
+    var vanished = VanishedRoots()
     var batch: [WatcherMessage] = []
-    var pendingMove: (cookie: UInt32, path: [UInt8], isDir: Bool, wd: Int32?)?
     var running = true
-    var degraded: Set<Int32> = []
     /// errno of the last failed `inotify_add_watch`.
     var lastWatchError: Int32 = 0
-    var watchesByRoot: [Int32: Int] = [:]
-    /// Directories (re)watched by the scan under way, to prune the ones that vanished.
-    var scanSeen: Set<Int32>? = nil
-    /// The second control file: only this thread touches it, so its events release barriers.
-    var barrierFile: [UInt8] = []
-    var barrierWd: Int32 = -1
-    /// Barriers waiting for their touch of `barrierFile` to come back, oldest group first.
-    var heldBarriers: [[UInt64]] = []
-    /// Timed work (see WatcherLoop+Recovery): only while something is wrong, so an idle,
-    /// healthy daemon never wakes.
-    var timers = RecoveryTimers()
-    /// Roots whose directory is gone, waiting to come back → their sentinel watch.
-    var vanished: [[UInt8]: Int32] = [:]
-    /// Watches on the nearest existing ancestor of vanished roots → those roots.
-    var sentinels: [Int32: Set<[UInt8]>] = [:]
-    /// Roots that were mount points when watched: they come back only as mount points.
-    var mountPointRoots: Set<[UInt8]> = []
-    /// What each root's directory was when watched: after a mount change, another one there
-    /// means the watched one is gone from that path.
-    var rootIdentity: [[UInt8]: DirectoryIdentity] = [:]
-    /// Roots already told about in the log as over the watch limit.
-    var limitLogged: Set<Int32> = []
 
     static let dirMask: UInt32 = UInt32(IN_CREATE) | UInt32(IN_MODIFY) | UInt32(IN_ATTRIB) | UInt32(IN_DELETE)
         | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVED_FROM) | UInt32(IN_MOVED_TO) | UInt32(IN_MOVE_SELF)
@@ -73,7 +53,7 @@ final class WatcherLoop {
 
     init(owner: Watcher, controlFile: [UInt8], logger: Logger, sink: @escaping @Sendable ([WatcherMessage]) -> Void) {
         self.owner = owner
-        self.controlFile = controlFile
+        self.control = ControlFiles(command: controlFile, barrier: controlFile + Array("-barrier".utf8))
         self.logger = logger
         self.sink = sink
     }
@@ -86,13 +66,12 @@ final class WatcherLoop {
             return .failure(.initialise("no inotify descriptor found after initialising libinotifytools"))
         }
         fd = found
-        controlWd = controlFile.withCString { inotify_add_watch(fd, $0, UInt32(IN_ATTRIB)) }
-        guard controlWd >= 0 else { return .failure(.initialise("cannot watch the control file: \(String(cString: strerror(errno)))")) }
-        barrierFile = controlFile + Array("-barrier".utf8)
-        let bfd = barrierFile.withCString { open($0, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600) }
+        control.commandWd = control.command.withCString { inotify_add_watch(fd, $0, UInt32(IN_ATTRIB)) }
+        guard control.commandWd >= 0 else { return .failure(.initialise("cannot watch the control file: \(String(cString: strerror(errno)))")) }
+        let bfd = control.barrier.withCString { open($0, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600) }
         if bfd >= 0 { close(bfd) }
-        barrierWd = barrierFile.withCString { inotify_add_watch(fd, $0, UInt32(IN_ATTRIB)) }
-        guard barrierWd >= 0 else { return .failure(.initialise("cannot watch the barrier file: \(String(cString: strerror(errno)))")) }
+        control.barrierWd = control.barrier.withCString { inotify_add_watch(fd, $0, UInt32(IN_ATTRIB)) }
+        guard control.barrierWd >= 0 else { return .failure(.initialise("cannot watch the barrier file: \(String(cString: strerror(errno)))")) }
         return .success(())
     }
 
@@ -118,14 +97,14 @@ final class WatcherLoop {
             runDueTimers()
             // Block only when nothing is waiting to be delivered: then the thread sleeps in the
             // kernel until an event arrives, or until timed recovery work is due.
-            let mayBlock = batch.isEmpty && pendingMove == nil
-            guard let ptr = inotifytools_next_events(mayBlock ? timers.secondsUntilDue() : 0, 1) else {
+            let mayBlock = batch.isEmpty && !moves.isWaiting
+            guard let ptr = inotifytools_next_events(mayBlock ? timers.secondsUntilDue(now: .now) : 0, 1) else {
                 let err = inotifytools_error()
                 if err != 0 && err != EINTR {
                     logger.error("inotify read failed", metadata: ["error": "\(String(cString: strerror(err)))"])
                 }
                 // Nothing more is queued: an unpaired move-from was a move out.
-                resolvePendingMove()
+                if let gone = moves.queueDrained() { movedOut(gone) }
                 flush()
                 continue
             }
@@ -135,13 +114,13 @@ final class WatcherLoop {
                 wd: sb_event_wd(ptr), mask: sb_event_mask(ptr), cookie: sb_event_cookie(ptr),
                 name: Array(UnsafeRawBufferPointer(start: cname, count: strlen(cname))))
             owner.eventCount.add(1, ordering: .relaxed)
-            if let pm = pendingMove, !(raw.mask & UInt32(IN_MOVED_TO) != 0 && raw.cookie == pm.cookie) {
-                resolvePendingMove()
+            if let gone = moves.eventArrived(isMovedTo: raw.mask & UInt32(IN_MOVED_TO) != 0, cookie: raw.cookie) {
+                movedOut(gone)
             }
             handle(raw)
             if batch.count >= 1024 { flush() }
         }
-        for wd in dirs.keys { inotify_rm_watch(fd, wd) }
+        for wd in tree.dirs.keys { inotify_rm_watch(fd, wd) }
         inotifytools_cleanup()
     }
 
@@ -156,23 +135,7 @@ final class WatcherLoop {
         batch.append(e)
     }
 
-    // MARK: Paths
-
-    func path(of wd: Int32) -> [UInt8]? {
-        var parts: [[UInt8]] = []
-        var cur = wd
-        while let d = dirs[cur] {
-            parts.append(d.name)
-            if d.parent < 0 { break }
-            cur = d.parent
-        }
-        guard var out = parts.popLast() else { return nil }
-        for p in parts.reversed() {
-            out.append(PathBytes.slash)
-            out.append(contentsOf: p)
-        }
-        return out
-    }
+    // MARK: Watches
 
     /// Adds a watch on a directory found below `parent` (or a root when `parent` is -1).
     func addWatch(_ path: [UInt8], parent: Int32, name: [UInt8], root: Int32?) -> Int32? {
@@ -183,49 +146,27 @@ final class WatcherLoop {
         guard wd >= 0 else {
             let err = errno
             lastWatchError = err
-            if err == ENOSPC {
-                // inotify says ENOSPC when the per-user watch limit is reached, not the disk.
-                let r = root ?? -1
-                degraded.insert(r)
-                if limitLogged.insert(r).inserted {
-                    logger.warning("inotify watch limit reached: directories beyond it are rescanned periodically instead of watched; raise the limit with `sysctl fs.inotify.max_user_watches=<n>` (or a file in /etc/sysctl.d) and the root recovers by itself",
-                                   metadata: ["path": "\(PathBytes.display(path))"])
-                }
+            // inotify says ENOSPC when the per-user watch limit is reached, not the disk.
+            if err == ENOSPC && tree.watchLimitReached(root: root) {
+                logger.warning("inotify watch limit reached: directories beyond it are rescanned periodically instead of watched; raise the limit with `sysctl fs.inotify.max_user_watches=<n>` (or a file in /etc/sysctl.d) and the root recovers by itself",
+                               metadata: ["path": "\(PathBytes.display(path))"])
             }
             return nil
         }
-        if let old = dirs[wd], old.parent >= 0, var p = dirs[old.parent] {
-            // The same directory seen again under a new name: forget the old link.
-            p.children.removeValue(forKey: old.name)
-            dirs[old.parent] = p
-        }
-        let rootWd = root ?? wd
-        if let old = dirs[wd] {
-            if old.root != rootWd {
-                watchesByRoot[old.root, default: 1] -= 1
-                watchesByRoot[rootWd, default: 0] += 1
-            }
-        } else {
-            watchesByRoot[rootWd, default: 0] += 1
-        }
-        scanSeen?.insert(wd)
-        dirs[wd] = Dir(parent: parent, name: parent < 0 ? path : name, children: dirs[wd]?.children ?? [:], root: rootWd)
-        if parent >= 0 { dirs[parent]?.children[name] = wd }
+        tree.watched(wd, path: path, parent: parent, name: name, root: root)
         return wd
+    }
+
+    /// Removes the kernel watches of directories the tree forgot.
+    func removeWatches(_ wds: [Int32]) {
+        for wd in wds { inotify_rm_watch(fd, wd) }
     }
 
     /// Forgets a watched directory and everything below it, removing the kernel watches
     /// when `rmWatch` (they are already gone when the directory was deleted).
     func forget(_ wd: Int32, rmWatch: Bool) {
-        guard let d = dirs[wd] else { return }
-        if d.parent >= 0 { dirs[d.parent]?.children.removeValue(forKey: d.name) }
-        var stack = [wd]
-        while let w = stack.popLast() {
-            guard let dd = dirs.removeValue(forKey: w) else { continue }
-            watchesByRoot[dd.root, default: 1] -= 1
-            stack.append(contentsOf: dd.children.values)
-            if rmWatch { inotify_rm_watch(fd, w) }
-        }
+        let gone = tree.forget(wd)
+        if rmWatch { removeWatches(gone) }
         updateCounts()
     }
 
@@ -253,8 +194,7 @@ final class WatcherLoop {
 
     /// Publishes per-root watch counts (read by `ROOTS` and `STATS` from other threads).
     func updateCounts() {
-        var counts: [[UInt8]: Int] = [:]
-        for (path, wd) in rootWds { counts[path] = watchesByRoot[wd] ?? 0 }
+        let counts = tree.watchCounts
         owner.watchCounts.withLock { $0 = counts }
     }
 }

@@ -42,6 +42,8 @@ public final class PinnedTLSTunnel: Sendable {
     let target: SyncthingEndpoint
     let logger: Logger
     let group: any EventLoopGroup
+    /// Reads the certificate file for each connection, off the event loops.
+    let threadPool: NIOThreadPool
     let sslContext: NIOSSLContext
     let state = Mutex<State>(State())
 
@@ -55,7 +57,7 @@ public final class PinnedTLSTunnel: Sendable {
     /// `target`: the TLS server (a TCP host:port or a Unix socket). `parent`: where the
     /// tunnel's private directory is made ($XDG_RUNTIME_DIR, or the temporary directory).
     public init(target: SyncthingEndpoint, certificateFile: String, parent: String, logger: Logger,
-                group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
+                group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, threadPool: NIOThreadPool = .singleton) throws {
         var template = Array((parent + "/syncbadge-syncthing.XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
             throw TunnelFailure.unreachable("cannot make a private directory in \(parent): \(String(cString: strerror(errno)))")
@@ -66,6 +68,7 @@ public final class PinnedTLSTunnel: Sendable {
         self.target = target
         self.logger = logger
         self.group = group
+        self.threadPool = threadPool
         var tls = TLSConfiguration.makeClientConfiguration()
         // Verification is on (a callback is only called when it is), and the callback below
         // replaces BoringSSL's: no root is trusted, only the pinned certificate.
@@ -121,21 +124,32 @@ public final class PinnedTLSTunnel: Sendable {
         if let failure { logger.debug("TLS tunnel to \(target): \(failure)") }
     }
 
-    /// One connection from AsyncHTTPClient: connects to the server through TLS and, once
-    /// connected, relays both ways. Called on `inbound`'s event loop.
+    /// One connection from AsyncHTTPClient: reads the pinned certificate, connects to the
+    /// server through TLS and, once connected, relays both ways. Called on `inbound`'s event loop.
     func relay(_ inbound: any Channel) -> EventLoopFuture<Void> {
         let loop = inbound.eventLoop
-        let pinned: [UInt8]
-        do {
-            guard let certificate = try NIOSSLCertificate.fromPEMFile(certificateFile).first else {
-                throw TunnelFailure.unreachable("no certificate in it")
+        let file = certificateFile
+        // On the thread pool: a read of a slow (or hung) file system would stall every other
+        // connection this event loop serves.
+        return threadPool.runIfActive(eventLoop: loop) { try Self.pin(file) }
+            .flatMapError { [self] error in
+                let failure = TunnelFailure.unreachable("cannot load \(file): \(error)")
+                record(failure)
+                return loop.makeFailedFuture(failure)
             }
-            pinned = try certificate.toDERBytes()
-        } catch {
-            let failure = TunnelFailure.unreachable("cannot load \(certificateFile): \(error)")
-            record(failure)
-            return loop.makeFailedFuture(failure)
+            .flatMap { [self] pinned in relay(inbound, pinned: pinned) }
+    }
+
+    /// The DER bytes of the first certificate in a PEM file.
+    static func pin(_ file: String) throws -> [UInt8] {
+        guard let certificate = try NIOSSLCertificate.fromPEMFile(file).first else {
+            throw TunnelFailure.unreachable("no certificate in it")
         }
+        return try certificate.toDERBytes()
+    }
+
+    func relay(_ inbound: any Channel, pinned: [UInt8]) -> EventLoopFuture<Void> {
+        let loop = inbound.eventLoop
         let connect: (ClientBootstrap) -> EventLoopFuture<any Channel>
         switch target {
         case .tcp(let hostPort, _):

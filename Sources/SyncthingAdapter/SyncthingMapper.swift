@@ -1,6 +1,8 @@
+import SyncBadgeProtocol
+
 /// What the adapter's edge does next: report to the daemon, or look something up.
 public enum AdapterAction: Sendable, Equatable {
-    case set(BadgeSet)
+    case set(SetRequest)
     /// Confirm these folder-relative names against Syncthing's database, then `checked`.
     case check(folder: String, names: [String])
     /// Re-read the whole folder from `/rest/db/*` (start, restart, lost events).
@@ -130,12 +132,12 @@ public struct SyncthingMapper: Sendable {
         if let gen { gens[path] = gen }
         guard let (f, name) = locate(path), !name.isEmpty else { return [] }
         if name == ".stignore" {
-            return [.set(BadgeSet(fs.exists(path) ? "ignored" : "synced", path, gen: gen)), .reloadIgnores(folder: f.id)]
+            return [.set(SetRequest(fs.exists(path) ? .ignored : .synced, path, gen: gen)), .reloadIgnores(folder: f.id)]
         }
         if let s = state[f.id], s.ignores.isIgnored(name) {
             // Syncthing's temporary files are renamed over the real one: their tombstone
             // has nothing left to sync.
-            return [.set(BadgeSet(fs.exists(path) ? "ignored" : "synced", path, gen: gen))]
+            return [.set(SetRequest(fs.exists(path) ? .ignored : .synced, path, gen: gen))]
         }
         if let original = ConflictName.original(of: name) {
             if fs.exists(path) { return conflict(f, copy: name, original: original) }
@@ -163,9 +165,9 @@ public struct SyncthingMapper: Sendable {
             let recheck = s.recheck(s.released([old], now: carrier))
             state[id] = s
             if let carrier {
-                return [.set(BadgeSet("syncing", carrier, progress: 0, message: "receiving \(item)"))] + recheck
+                return [.set(SetRequest(.syncing, carrier, progress: 0, message: "receiving \(item)"))] + recheck
             }
-            return [.set(BadgeSet("syncing", path, gen: gens[path], progress: 0))] + recheck
+            return [.set(SetRequest(.syncing, path, gen: gens[path], progress: 0))] + recheck
 
         case .downloadProgress(let byFolder):
             var out: [AdapterAction] = []
@@ -176,9 +178,9 @@ public struct SyncthingMapper: Sendable {
                     let pct = Int(min(99, p.bytesDone * 100 / p.bytesTotal))
                     let path = f.absolute(item)
                     if let carrier {
-                        out.append(.set(BadgeSet("syncing", carrier, progress: pct, message: "receiving \(item)")))
+                        out.append(.set(SetRequest(.syncing, carrier, progress: pct, message: "receiving \(item)")))
                     } else {
-                        out.append(.set(BadgeSet("syncing", path, gen: gens[path], progress: pct)))
+                        out.append(.set(SetRequest(.syncing, path, gen: gens[path], progress: pct)))
                     }
                 }
             }
@@ -199,7 +201,7 @@ public struct SyncthingMapper: Sendable {
                 // attempt (and its previous error) carries nothing now.
                 let recheck = s.recheck(s.released([carrier, old], now: exists ? nil : target))
                 state[id] = s
-                return [.set(BadgeSet("error", target, gen: exists ? gens[path] : nil, message: exists ? error : "\(item): \(error)"))]
+                return [.set(SetRequest(.error, target, gen: exists ? gens[path] : nil, message: exists ? error : "\(item): \(error)"))]
                     + recheck
             }
             var recheck: Set<String> = [item]
@@ -221,7 +223,7 @@ public struct SyncthingMapper: Sendable {
                 let target = exists ? path : fs.nearestExistingAncestor(of: path, root: f.path)
                 if let old = s.failed[e.path] ?? nil, old != (exists ? nil : target) { moved.append(old) }
                 s.failed[e.path] = exists ? .some(nil) : .some(target)
-                out.append(.set(BadgeSet("error", target, gen: exists ? gens[path] : nil, message: exists ? e.error : "\(e.path): \(e.error)")))
+                out.append(.set(SetRequest(.error, target, gen: exists ? gens[path] : nil, message: exists ? e.error : "\(e.path): \(e.error)")))
             }
             // An error that moved (the file exists now, or a nearer ancestor does) leaves its
             // old ancestor showing it: ask again about those that carry nothing else.
@@ -233,7 +235,7 @@ public struct SyncthingMapper: Sendable {
             guard let f = folders[id] else { return [] }
             if to == "error" {
                 state[id]?.inError = true
-                return [.set(BadgeSet("error", f.path, message: error ?? "Syncthing stopped this folder"))]
+                return [.set(SetRequest(.error, f.path, message: error ?? "Syncthing stopped this folder"))]
             }
             if state[id]?.inError == true && to == "idle" {
                 state[id]?.inError = false
@@ -313,7 +315,7 @@ public struct SyncthingMapper: Sendable {
         state[id]?.uploading.insert(name)
         let path = f.absolute(name)
         let pct = min(99, blocksDone * 100 / numBlocks)
-        return [.set(BadgeSet("syncing", path, gen: gens[path], progress: pct, message: "sending"))]
+        return [.set(SetRequest(.syncing, path, gen: gens[path], progress: pct, message: "sending"))]
     }
 
     func recheckAll() -> [AdapterAction] {
@@ -328,8 +330,8 @@ public struct SyncthingMapper: Sendable {
         state[f.id]?.unconfirmed.remove(original)
         state[f.id]?.conflicts[original, default: []].insert(copy)
         let message = "conflicts with \(copy)"
-        return [.set(BadgeSet("conflict", f.absolute(copy), message: "conflict copy of \(original)")),
-                .set(BadgeSet("conflict", f.absolute(original), message: message))]
+        return [.set(SetRequest(.conflict, f.absolute(copy), message: "conflict copy of \(original)")),
+                .set(SetRequest(.conflict, f.absolute(original), message: message))]
     }
 
     /// The folder's tree as found on disk (relative names): ignored entries and conflict
@@ -339,7 +341,7 @@ public struct SyncthingMapper: Sendable {
         var out: [AdapterAction] = []
         for e in entries {
             if s.ignores.isIgnored(e.name) {
-                out.append(.set(BadgeSet("ignored", f.absolute(e.name), recursive: e.isDirectory)))
+                out.append(.set(SetRequest(.ignored, f.absolute(e.name), recursive: e.isDirectory)))
             } else if let original = ConflictName.original(of: e.name) {
                 out += conflict(f, copy: e.name, original: original)
             }
@@ -363,7 +365,7 @@ public struct SyncthingMapper: Sendable {
         if !c.name.isEmpty && s.ignores.isIgnored(c.name) {
             s.unconfirmed.remove(c.name)
             state[c.folder] = s
-            return [.set(BadgeSet("ignored", path))]
+            return [.set(SetRequest(.ignored, path))]
         }
         // A conflict stays until the copy is resolved, whatever Syncthing says of either file.
         if let original = ConflictName.original(of: c.name), s.conflicts[original]?.contains(c.name) == true { return [] }
@@ -376,10 +378,10 @@ public struct SyncthingMapper: Sendable {
         case .synced:
             s.unconfirmed.remove(c.name)
             state[c.folder] = s
-            return [.set(BadgeSet("synced", path, gen: c.gen))]
+            return [.set(SetRequest(.synced, path, gen: c.gen))]
         case .pending(let why):
             state[c.folder] = s
-            return [.set(BadgeSet("pending", path, gen: c.gen, message: why))]
+            return [.set(SetRequest(.pending, path, gen: c.gen, message: why))]
         }
     }
 
@@ -392,7 +394,7 @@ public struct SyncthingMapper: Sendable {
         s.failed.removeAll()
         s.uploading.removeAll()
         s.conflicts.removeAll()
-        var out: [AdapterAction] = [.set(BadgeSet("synced", f.path, recursive: true))]
+        var out: [AdapterAction] = [.set(SetRequest(.synced, f.path, recursive: true))]
         var names = Set(daemonPending.compactMap { f.relative($0) }.filter { !$0.isEmpty })
         if !complete {
             names.formUnion(neededHere.filter { fs.exists(f.absolute($0)) })
@@ -402,7 +404,7 @@ public struct SyncthingMapper: Sendable {
         s.unconfirmed = names
         s.inError = folderError != nil
         state[id] = s
-        if let folderError { out.append(.set(BadgeSet("error", f.path, message: folderError))) }
+        if let folderError { out.append(.set(SetRequest(.error, f.path, message: folderError))) }
         out += event(.folderErrors(folder: id, errors: errors), fs: fs)
         if !names.isEmpty { out.append(.check(folder: id, names: names.sorted())) }
         return out

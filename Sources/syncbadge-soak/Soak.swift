@@ -9,6 +9,7 @@ import SyncBadgeClient
 import SyncBadgeCore
 @_spi(Soak) import SyncBadgeServer
 import SyncBadgeWatcher
+import SyncBadgeWatchEvents
 
 /// The fast-forward soak: the real daemon (socket, sessions, state tree, store) in this
 /// process, fed millions of synthetic file events straight into its engine instead of
@@ -80,7 +81,7 @@ struct Soak: ParsableCommand {
         }
         let config = DaemonConfig(socketPath: plan.socket, stateDirectory: tmp + "/state",
                                   badgesDirectory: URL(fileURLWithPath: badges).path)
-        let daemon = try Daemon(config: config, logger: logger)
+        let daemon = try Daemon(config: config, logger: logger, startWatcher: Watcher.init)
         let inject = daemon.injector()
         // The daemon serves on this thread, as in syncbadged; the soak drives it from another.
         let finished = DispatchSemaphore(value: 0)
@@ -122,18 +123,18 @@ struct Plan: Sendable {
     func run(inject: @escaping @Sendable ([WatcherMessage]) throws -> Void) throws {
         // Plain copies: the client threads' closures take these, not `self`.
         let (root, dirs, seed, socket) = (root, dirs, seed, socket)
-        let admin = try connect(socket, "admin", "soak-admin", patience: 30)
-        _ = try admin.request("ADD-ROOT", [.path(Array(root.utf8))], timeout: 60)
-        let provider = Mutex(try connect(socket, "provider", "soak-engine"))
-        _ = try provider.withLock { try $0.request("CLAIM", [.path(Array(root.utf8))], timeout: 60) }
+        let admin = try connect(socket, .admin, "soak-admin", patience: 30)
+        _ = try admin.request(Request(.addRoot, [.path(Array(root.utf8))]), timeout: 60)
+        let provider = Mutex(try connect(socket, .provider, "soak-engine"))
+        _ = try provider.withLock { try $0.request(Request(.claim, [.path(Array(root.utf8))]), timeout: 60) }
         let shared = Shared()
         var threads: [Thread] = []
         for o in 0..<observers {
             let dir = root + "/d\(o % dirs)"
             threads.append(Thread {
                 do {
-                    let c = try connect(socket, "viewer", "soak-observer-\(o)")
-                    _ = try c.request("OBSERVE", [.path(Array(dir.utf8))], timeout: 60)
+                    let c = try connect(socket, .viewer, "soak-observer-\(o)")
+                    _ = try c.request(Request(.observe, [.path(Array(dir.utf8))]), timeout: 60)
                     while shared.isRunning {
                         if try c.nextPush(timeout: 0.2) != nil { shared.pushes.add(1, ordering: .relaxed) }
                     }
@@ -145,13 +146,13 @@ struct Plan: Sendable {
             var rng = SplitMix(seed: seed ^ 0xC0FFEE)
             while shared.isRunning {
                 do {
-                    let c = try connect(socket, "viewer", "soak-churn")
+                    let c = try connect(socket, .viewer, "soak-churn")
                     let dir = Array((root + "/d\(rng.next() % UInt64(dirs))").utf8)
-                    _ = try c.request("OBSERVE", [.path(dir)], timeout: 60)
+                    _ = try c.request(Request(.observe, [.path(dir)]), timeout: 60)
                     for _ in 0..<20 { _ = try c.nextPush(timeout: 0.001) }
                     if rng.next() % 2 == 0 {
-                        _ = try c.request("UNOBSERVE", [.path(dir)], timeout: 60)
-                        _ = try c.request("BYE", timeout: 60)
+                        _ = try c.request(Request(.unobserve, [.path(dir)]), timeout: 60)
+                        _ = try c.request(Request(.bye), timeout: 60)
                     }
                     shared.churned.add(1, ordering: .relaxed)
                 } catch { shared.fail("churning client: \(error)") }
@@ -258,20 +259,20 @@ func drainPushes(_ c: Connection) throws {
 
 /// Reads everything pending under `root` (at most `limit`) and sets it synced at its gen.
 func syncPending(_ c: Connection, root: String, limit: Int) throws -> Int {
-    let pending = try c.request("CHANGES", [.path(Array(root.utf8))], timeout: 60).data.prefix(limit)
+    let pending = try c.request(Request(.changes, [.path(Array(root.utf8))]), timeout: 60).data.prefix(limit)
     var tags: [String] = []
     for item in pending {
-        guard let path = item.fields.first(where: \.isPath)?.bytes, let gen = item.option("gen") else { continue }
-        tags.append(try c.send("SET", [.word("synced"), .path(path), .option("gen", gen)]))
+        guard let path = item.fields.first(where: \.isPath)?.bytes, let gen = item.option("gen").flatMap({ UInt64($0) }) else { continue }
+        tags.append(try c.send(SetRequest(.synced, path, gen: gen).request))
     }
     for t in tags {
-        do { _ = try c.reply(to: t, timeout: 60) } catch ClientError.server(code: "not-found", _) {}
+        do { _ = try c.reply(to: t, timeout: 60) } catch ClientError.server(code: SetOutcome.notFoundCode, _) {}
     }
     return tags.count
 }
 
 /// A connection that says HELLO; with `patience`, waits that long for the daemon to listen.
-func connect(_ socket: String, _ role: String, _ name: String, patience: Double = 0) throws -> Connection {
+func connect(_ socket: String, _ role: Role, _ name: String, patience: Double = 0) throws -> Connection {
     let deadline = Date().addingTimeInterval(patience)
     while true {
         do {
@@ -285,7 +286,7 @@ func connect(_ socket: String, _ role: String, _ name: String, patience: Double 
 
 func stats(_ c: Connection) throws -> [String: Int] {
     var out: [String: Int] = [:]
-    for line in try c.request("STATS", timeout: 60).data where line.fields.count >= 2 {
+    for line in try c.request(Request(.stats), timeout: 60).data where line.fields.count >= 2 {
         out[line.fields[0].string] = Int(line.fields[1].string)
     }
     return out

@@ -95,11 +95,11 @@ struct SyncbadgeSyncthing: AsyncParsableCommand {
             Self.fail("\(endpoint) (from \(origin)): \(error)")
         }
         if let tunnel = api.tunnel { StopSignals.remove(socket: tunnel.socketPath, directory: tunnel.directory) }
-        let bridge = SyncthingBridge(api: api, daemon: SocketBadgeDaemon(socketPath: socketPath, name: "syncthing"),
+        let provider = SyncthingProvider(api: api, daemon: SocketBadgeDaemon(socketPath: socketPath, name: "syncthing"),
                                      socketPath: socketPath, folders: folders, origin: "\(endpoint) (from \(origin))", logger: logger)
         logger.info("following Syncthing at \(endpoint) (from \(origin)) for syncbadged at \(socketPath)")
         do {
-            try await bridge.run()
+            try await provider.run()
         } catch let f as AdapterFailure {
             await api.shutdown()
             Self.fail(f.description)

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import FoundationEssentials
 import SyncBadgeClient
-import SyncBadgeCore
+import SyncBadgeProtocol
 
 enum CLI {
     /// sysexits: EX_UNAVAILABLE.

@@ -5,6 +5,7 @@ import ArgumentParser
 import FoundationEssentials
 import SyncBadgeClient
 import SyncBadgeCore
+import SyncBadgeProtocol
 
 /// Options every subcommand takes.
 struct ConnectionOptions: ParsableArguments {
@@ -16,15 +17,15 @@ struct ConnectionOptions: ParsableArguments {
 
     var endpoint: Endpoint { Endpoint(socket: socket, noSpawn: noSpawn) }
 
-    func connect(role: String = "viewer", name: String = "syncbadge-cli", hello: Bool = true) throws -> Connection {
+    func connect(role: Role = .viewer, name: String = "syncbadge-cli", hello: Bool = true) throws -> Connection {
         try endpoint.connect(role: role, name: name, hello: hello)
     }
 
-    func reconnect(role: String = "viewer", name: String = "syncbadge-cli") -> Connection {
+    func reconnect(role: Role = .viewer, name: String = "syncbadge-cli") -> Connection {
         endpoint.reconnect(role: role, name: name)
     }
 
-    func reconnect(role: String = "viewer", name: String, until deadline: Double?) -> Connection? {
+    func reconnect(role: Role = .viewer, name: String, until deadline: Double?) -> Connection? {
         guard let deadline else { return endpoint.reconnect(role: role, name: name) }
         return endpoint.reconnect(role: role, name: name, until: deadline)
     }
@@ -42,7 +43,7 @@ struct Endpoint {
 
     /// Connects and says `HELLO`, starting the daemon if none answers (unless --no-spawn);
     /// exits 69 with a hint when there is still none.
-    func connect(role: String = "viewer", name: String = "syncbadge-cli", hello: Bool = true) throws -> Connection {
+    func connect(role: Role = .viewer, name: String = "syncbadge-cli", hello: Bool = true) throws -> Connection {
         do {
             return hello ? try Connection(socketPath: socketPath, role: role, name: name) : try Connection(socketPath: socketPath)
         } catch ClientError.noDaemon(let path) {
@@ -59,7 +60,7 @@ struct Endpoint {
     /// After the daemon went away (a restart, an upgrade): waits until it answers again,
     /// retrying with backoff. It does not start one: a daemon stopped on purpose stays stopped
     /// until its manager (or the user) starts it.
-    func reconnect(role: String = "viewer", name: String = "syncbadge-cli") -> Connection {
+    func reconnect(role: Role = .viewer, name: String = "syncbadge-cli") -> Connection {
         var delay = 0.05
         while true {
             if let c = try? Connection(socketPath: socketPath, role: role, name: name) { return c }
@@ -71,7 +72,7 @@ struct Endpoint {
     }
 
     /// The same, giving up at `deadline` (seconds on `monotonicNow()`'s clock): nil then.
-    func reconnect(role: String = "viewer", name: String, until deadline: Double) -> Connection? {
+    func reconnect(role: Role = .viewer, name: String, until deadline: Double) -> Connection? {
         var delay = 0.05
         while true {
             if let c = try? Connection(socketPath: socketPath, role: role, name: name) { return c }

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import SyncBadgeClient
-import SyncBadgeCore
+import SyncBadgeProtocol
 
 /// How to print: colours only on a terminal and without NO_COLOR.
 struct Style {
@@ -47,12 +47,12 @@ extension Item {
     }
 
     func humanLine(_ style: Style, name: String) -> String {
-        var line = "\(style.glyph(badge)) \(style.paint(state.padded(to: 8), badge: badge)) \(name)"
-        if kind == "dir" && name.last != "/" { line += "/" }
-        if kind == "gone" { line += " (deleted)" }
+        var line = "\(style.glyph(badge)) \(style.paint(stateName.padded(to: 8), badge: badge)) \(name)"
+        if kind == .dir && name.last != "/" { line += "/" }
+        if kind == .gone { line += " (deleted)" }
         if let progress { line += " \(progress)%" }
         if let message { line += " — \(message)" }
-        if kind == "dir", counts != nil {
+        if kind == .dir, counts != nil {
             let summary = countSummary(style)
             if !summary.isEmpty { line += "  [\(summary)]" }
         }

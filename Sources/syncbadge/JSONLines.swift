@@ -1,5 +1,5 @@
 import SyncBadgeClient
-import SyncBadgeCore
+import SyncBadgeProtocol
 
 enum JSON {
     static func string(_ s: String) -> String {
@@ -31,7 +31,7 @@ enum JSON {
     }
 
     static func item(_ i: Item) -> String {
-        var fields = [path(i.path), "\"state\":\(string(i.state))", "\"badge\":\(string(i.badge))", "\"kind\":\(string(i.kind))"]
+        var fields = [path(i.path), "\"state\":\(string(i.stateName))", "\"badge\":\(string(i.badge))", "\"kind\":\(string(i.kind.name))"]
         if let g = i.gen { fields.append("\"gen\":\(g)") }
         if let p = i.progress { fields.append("\"progress\":\(p)") }
         if let m = i.message { fields.append("\"message\":\(string(m))") }

@@ -4,6 +4,7 @@ import Glibc
 import FoundationEssentials
 import SyncBadgeClient
 import SyncBadgeCore
+import SyncBadgeProtocol
 
 /// Starting the daemon on demand, as watchman does: when no socket answers, start
 /// `syncbadged` detached (its own session, logging to the state directory) and wait for it.
@@ -17,7 +18,7 @@ enum Spawner {
     }
 
     /// Starts the daemon for `socket` and waits up to `timeout` seconds for it to answer.
-    static func startAndConnect(socket: String, role: String, name: String, timeout: Double = 10) throws -> Connection {
+    static func startAndConnect(socket: String, role: Role, name: String, timeout: Double = 10) throws -> Connection {
         let env = ProcessInfo.processInfo.environment
         let stateDir = SocketPath.stateDirectory(explicit: nil, environment: env)
         try? FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

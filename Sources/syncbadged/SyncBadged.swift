@@ -6,6 +6,7 @@ import FoundationEssentials
 import Logging
 import SyncBadgeCore
 import SyncBadgeServer
+import SyncBadgeWatcher
 
 @main
 struct SyncBadged: ParsableCommand {
@@ -75,7 +76,7 @@ struct SyncBadged: ParsableCommand {
         config.restartHoldMs = Int64(restartHold * 1000)
         let daemon: Daemon
         do {
-            daemon = try Daemon(config: config, logger: logger)
+            daemon = try Daemon(config: config, logger: logger, startWatcher: Watcher.init)
         } catch {
             let text = Array("syncbadged: \(error)\n".utf8)
             _ = text.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }

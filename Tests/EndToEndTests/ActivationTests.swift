@@ -27,7 +27,7 @@ import SyncBadgeClient
         }
         #expect(out.wait(for: "Listening on"))
         // The first connection makes the activator start the daemon on the socket it holds.
-        let c = try Connection(socketPath: socket, role: "viewer", name: "activation")
+        let c = try Connection(socketPath: socket, role: .viewer, name: "activation")
         #expect(c.epoch.count == 8)
         _ = try c.request("PING")
         #expect(out.wait(for: "serving the inherited socket"))

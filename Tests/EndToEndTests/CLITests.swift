@@ -227,7 +227,7 @@ import SyncBadgeClient
         let d = try DaemonHarness()
         let root = try d.addRoot()
         try createFile(dir: root, name: Array("new\nline".utf8))
-        let admin = try d.connect(role: "admin")
+        let admin = try d.connect(role: .admin)
         _ = try admin.request("REMOVE-ROOT", [.path(Array(root.utf8))])
         _ = try admin.request("ADD-ROOT", [.path(Array(root.utf8))])
         let file = root + "/new\nline"

@@ -50,7 +50,7 @@ import SyncBadgeCore
         #expect(try noPushes(quiet))
         // It still may ask.
         #expect(try quiet.request("ROOTS").data.contains { $0.path == root })
-        _ = try d.connect(role: "admin").request("REMOVE-ROOT", [.path(Array(root.utf8))])
+        _ = try d.connect(role: .admin).request("REMOVE-ROOT", [.path(Array(root.utf8))])
         try loud.waitForPush("the removal") { $0.kind == "ROOT" && $0.path == root && $0.fields[1].string == "removed" }
         #expect(try noPushes(quiet))
     }
@@ -59,7 +59,7 @@ import SyncBadgeCore
         let d = try DaemonHarness()
         let root = try d.addRoot(files: ["f"])
         let viewer = try d.connect()
-        var provider: Connection? = try d.connect(role: "provider", name: "engine")
+        var provider: Connection? = try d.connect(role: .provider, name: "engine")
         _ = try provider!.request("CLAIM", [.path(Array(root.utf8))])
         _ = try provider!.request("DEFINE-BADGE", [.word("cloud"), .option("label", "In the cloud"), .option("glyph", "☁"),
                                                    .option("ascii", "c"), .option("color", "36")])
@@ -83,8 +83,8 @@ import SyncBadgeCore
         let root = try d.addRoot(files: ["up", "broken", "other"])
         let viewer = try d.connect()
         _ = try viewer.request("OBSERVE", [.path(Array(root.utf8))])
-        var engine: Connection? = try d.connect(role: "provider", name: "engine")
-        let second = try d.connect(role: "provider", name: "second")
+        var engine: Connection? = try d.connect(role: .provider, name: "engine")
+        let second = try d.connect(role: .provider, name: "second")
         func set(_ c: Connection, _ state: String, _ name: String, _ extra: [RequestField] = []) throws {
             _ = try c.request("SET", [.word(state), .path(Array((root + "/" + name).utf8))] + extra, timeout: 15)
         }
@@ -99,15 +99,15 @@ import SyncBadgeCore
         #expect(released.fields[1].string == "pending" && released.option("progress") == nil)
         #expect(released.option("message")?.contains("engine") == true)
         let up = try viewer.status(root + "/up")
-        #expect(up.state == "pending" && up.gen == gen && up.badge == "pending")
-        #expect(try viewer.status(root + "/broken").state == "error")
-        #expect(try viewer.status(root + "/other").state == "syncing")
+        #expect(up.state == .pending && up.gen == gen && up.badge == "pending")
+        #expect(try viewer.status(root + "/broken").state == .error)
+        #expect(try viewer.status(root + "/other").state == .syncing)
 
         // A restart keeps what the other engine left syncing: it sets it again when it is back.
         try d.restart()
         let after = try d.connect()
-        #expect(try after.status(root + "/other").state == "syncing")
-        #expect(try after.status(root + "/up").state == "pending")
+        #expect(try after.status(root + "/other").state == .syncing)
+        #expect(try after.status(root + "/up").state == .pending)
     }
 
     /// An ignore file that no writer closes under its name (an O_TMPFILE linked in) is read
@@ -142,7 +142,7 @@ import SyncBadgeCore
 
     @Test func toolbarMenusAndActionsAddressAProviderByName() throws {
         let d = try DaemonHarness()
-        let engine = try d.connect(role: "provider", name: "engine")
+        let engine = try d.connect(role: .provider, name: "engine")
         _ = try engine.request("DEFINE-TOOLBAR", [.option("name", "Engine"), .option("tooltip", "Pause or resume")])
         _ = try engine.request("DEFINE-MENU", [.word("toolbar"), .word("engine.pause"), .option("title", "Pause syncing")])
         let viewer = try d.connect(name: "file-manager")

@@ -18,7 +18,7 @@ import SyncBadgeCore
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         // Half exist before ADD-ROOT (found by the scan), half appear after (found by inotify).
         for n in names.prefix(4) { try createFile(dir: root, name: n) }
-        _ = try d.connect(role: "admin").request("ADD-ROOT", [.path(Array(root.utf8))])
+        _ = try d.connect(role: .admin).request("ADD-ROOT", [.path(Array(root.utf8))])
         let c = try d.connect()
         _ = try c.request("OBSERVE", [.path(Array(root.utf8))])
         for n in names.dropFirst(4) {
@@ -30,7 +30,7 @@ import SyncBadgeCore
         for n in names {
             let item = try c.status(bytes: Array(root.utf8) + [0x2F] + n)
             #expect(item.name == n)
-            #expect(item.kind == "file")
+            #expect(item.kind == .file)
         }
     }
 
@@ -47,16 +47,16 @@ import SyncBadgeCore
         }
         let items = try c.list(big)
         #expect(items.count == 200)
-        #expect(items.allSatisfy { $0.state == "pending" })
+        #expect(items.allSatisfy { $0.state == .pending })
         let dir = try c.status(big)
-        #expect(dir.state == "pending" && dir.counts?[.pending] == 200 && dir.counts?.total == 200)
+        #expect(dir.state == .pending && dir.counts?[.pending] == 200 && dir.counts?.total == 200)
     }
 
     @Test func changesMakeEntriesPendingAndRollUp() throws {
         let d = try DaemonHarness()
         let root = try d.addRoot(files: ["a/b/c.txt", "top.txt"])
         let c = try d.connect()
-        #expect(try c.status(root + "/a/b/c.txt").state == "unknown")
+        #expect(try c.status(root + "/a/b/c.txt").state == .unknown)
         let before = try c.status(root + "/a/b/c.txt").gen!
         _ = try c.request("OBSERVE", [.path(Array((root + "/a/b").utf8))])
         try Data("changed".utf8).write(to: URL(fileURLWithPath: root + "/a/b/c.txt"))
@@ -64,9 +64,9 @@ import SyncBadgeCore
         let after = try c.status(root + "/a/b/c.txt")
         #expect(after.gen! > before)
         let a = try c.status(root + "/a")
-        #expect(a.state == "pending" && a.counts?[.pending] == 1 && a.counts?[.unknown] == 1)
+        #expect(a.state == .pending && a.counts?[.pending] == 1 && a.counts?[.unknown] == 1)
         let r = try c.status(root)
-        #expect(r.state == "pending" && r.counts?[.unknown] == 3 && r.counts?[.pending] == 1)
+        #expect(r.state == .pending && r.counts?[.unknown] == 3 && r.counts?[.pending] == 1)
     }
 
     @Test func renamesAndMovesInAndOut() throws {
@@ -83,27 +83,27 @@ import SyncBadgeCore
         try FileManager.default.moveItem(atPath: root + "/old.txt", toPath: root + "/new.txt")
         try c.waitForPush { $0.kind == "ITEM" && $0.path == root + "/new.txt" }
         let tomb = try c.status(root + "/old.txt")
-        #expect(tomb.kind == "gone" && tomb.state == "pending")
-        #expect(try c.status(root + "/new.txt").state == "pending")
+        #expect(tomb.kind == .gone && tomb.state == .pending)
+        #expect(try c.status(root + "/new.txt").state == .pending)
 
         // A directory renamed within: pending throughout.
         try FileManager.default.moveItem(atPath: root + "/dir", toPath: root + "/dir2")
         try c.waitForPush { $0.kind == "ITEM" && $0.path == root + "/dir2" }
-        #expect(try c.status(root + "/dir2/inner.txt").state == "pending")
-        #expect(try c.status(root + "/dir").kind == "gone")
+        #expect(try c.status(root + "/dir2/inner.txt").state == .pending)
+        #expect(try c.status(root + "/dir").kind == .gone)
         #expect(throws: ClientError.self) { try c.status(root + "/dir/inner.txt") }
 
         // Moved in from outside: the directory and its contents appear, pending.
         try FileManager.default.moveItem(atPath: outside + "/incoming", toPath: root + "/incoming")
         try c.waitForPush { $0.kind == "ITEM" && $0.path == root + "/incoming" }
-        #expect(try c.status(root + "/incoming/deep/f").state == "pending")
+        #expect(try c.status(root + "/incoming/deep/f").state == .pending)
         try FileManager.default.moveItem(atPath: outside + "/single", toPath: root + "/single")
         try c.waitForPush { $0.kind == "ITEM" && $0.path == root + "/single" }
 
         // Moved out: a tombstone; and the moved-out tree is no longer watched.
         try FileManager.default.moveItem(atPath: root + "/incoming", toPath: outside + "/back")
         try c.waitForPush { $0.kind == "GONE" && $0.path == root + "/incoming" }
-        #expect(try c.status(root + "/incoming").kind == "gone")
+        #expect(try c.status(root + "/incoming").kind == .gone)
         try touchFile(outside + "/back/deep/later")
         try touchFile(root + "/marker")
         try c.waitForPush { $0.kind == "ITEM" && $0.path == root + "/marker" }
@@ -121,7 +121,7 @@ import SyncBadgeCore
         try FileManager.default.removeItem(atPath: root + "/sub")
         try c.waitForPush { $0.kind == "GONE" && $0.path == root + "/sub" }
         let tomb = try c.status(root + "/sub")
-        #expect(tomb.kind == "gone" && tomb.state == "pending" && tomb.counts == nil)
+        #expect(tomb.kind == .gone && tomb.state == .pending && tomb.counts == nil)
         #expect(throws: ClientError.self) { try c.status(root + "/sub/a") }
         #expect(try c.list(root).map(\.name) == [Array("f".utf8)])
         let r = try c.status(root)
@@ -134,19 +134,19 @@ import SyncBadgeCore
         let d = try DaemonHarness()
         let root = try d.addRoot(files: ["keep.txt", "junk.log", "build/out.o", "x.swp"])
         let c = try d.connect()
-        #expect(try c.status(root + "/x.swp").state == "ignored")
-        #expect(try c.status(root + "/junk.log").state == "unknown")
+        #expect(try c.status(root + "/x.swp").state == .ignored)
+        #expect(try c.status(root + "/junk.log").state == .unknown)
         _ = try c.request("OBSERVE", [.path(Array(root.utf8))])
         try Data("*.log\nbuild/\n".utf8).write(to: URL(fileURLWithPath: root + "/.syncbadgeignore"))
         try c.waitForPush { $0.kind == "ITEM" && $0.path == root + "/build" && $0.fields[1].string == "ignored" }
-        #expect(try c.status(root + "/junk.log").state == "ignored")
-        #expect(try c.status(root + "/build/out.o").state == "ignored")
+        #expect(try c.status(root + "/junk.log").state == .ignored)
+        #expect(try c.status(root + "/build/out.o").state == .ignored)
         // Ignored entries never raise the roll-up; writing to them changes nothing.
         try Data("more".utf8).write(to: URL(fileURLWithPath: root + "/junk.log"))
         try Data("!junk.log\n*.log\n".utf8).write(to: URL(fileURLWithPath: root + "/.syncbadgeignore"))
         try c.waitForPush { $0.kind == "ITEM" && $0.path == root + "/build" && $0.fields[1].string != "ignored" }
-        #expect(try c.status(root + "/junk.log").state == "ignored")
-        #expect(try c.status(root + "/build/out.o").state == "pending")
+        #expect(try c.status(root + "/junk.log").state == .ignored)
+        #expect(try c.status(root + "/build/out.o").state == .pending)
     }
 
     /// An ignore file rewritten in place is truncated first: the rules in force stay until its
@@ -163,12 +163,12 @@ import SyncBadgeCore
         // Everything before this marker's push has been applied, the truncation included.
         try touchFile(root + "/marker")
         try c.waitForPush { $0.kind == "ITEM" && $0.path == root + "/marker" }
-        #expect(try c.status(root + "/junk.log").state == "ignored")
+        #expect(try c.status(root + "/junk.log").state == .ignored)
         let rules = Array("*.txt\n".utf8)
         #expect(write(fd, rules, rules.count) == rules.count)
         close(fd)
         try c.waitForPush { $0.kind == "ITEM" && $0.path == root + "/keep.txt" && $0.fields[1].string == "ignored" }
-        #expect(try c.status(root + "/junk.log").state == "pending")
+        #expect(try c.status(root + "/junk.log").state == .pending)
     }
 
     /// A hard link has no writer to close it: the rules it brings apply at once.
@@ -211,7 +211,7 @@ import SyncBadgeCore
         let roots = try settled()
         #expect(roots.first { $0.path == missing }?.fields[1].string == "error")
         #expect(roots.first { $0.path == back }?.fields[1].string != "error")
-        #expect(try c.status(back).state != "error")
+        #expect(try c.status(back).state != .error)
         try FileManager.default.createDirectory(atPath: missing, withIntermediateDirectories: true)
         try c.waitForPush("the missing root back") { $0.kind == "ROOT" && $0.path == missing && $0.fields[1].string != "error" }
         try touchFile(missing + "/later")
@@ -228,7 +228,7 @@ import SyncBadgeCore
         try FileManager.default.removeItem(atPath: gone)
         try c.waitForPush("the root in error") { $0.kind == "ROOT" && $0.path == gone && $0.fields[1].string == "error" }
         let why = try c.status(gone)
-        #expect(why.state == "error" && why.message?.contains("deleted") == true)
+        #expect(why.state == .error && why.message?.contains("deleted") == true)
         // The other root goes on as before.
         _ = try c.request("OBSERVE", [.path(Array(other.utf8))])
         try touchFile(other + "/new")
@@ -243,7 +243,7 @@ import SyncBadgeCore
         _ = try c.request("OBSERVE", [.path(Array((gone + "/b").utf8))])
         try touchFile(gone + "/b/later")
         try c.waitForPush("a change in the returned root") { $0.kind == "ITEM" && $0.path == gone + "/b/later" }
-        #expect(try c.status(gone + "/b/later").state == "pending")
+        #expect(try c.status(gone + "/b/later").state == .pending)
         let roots = try c.request("ROOTS", []).data.filter { $0.path == gone }
         #expect(roots.count == 1 && roots.first?.fields[1].string != "error" && (roots.first?.option("watches")).flatMap { Int($0) } == 2)
     }

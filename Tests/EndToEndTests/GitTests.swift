@@ -94,18 +94,18 @@ final class GitWorld {
         if !FileManager.default.fileExists(atPath: path(rel)) {
             // A tombstone: observers hear of it going, not of its state changing after that.
             return try poll(c, "\(rel) \(state)\(message.map { " (\($0))" } ?? "")", timeout: timeout) {
-                (try? c.status(path(rel))).flatMap { $0.state == state && (message == nil || $0.message == message) ? $0 : nil }
+                (try? c.status(path(rel))).flatMap { $0.stateName == state && (message == nil || $0.message == message) ? $0 : nil }
             }
         }
         return try c.waitForState(path(rel), "\(state)\(message.map { " (\($0))" } ?? "")", timeout: timeout, diagnostics: diagnostics) {
-            $0.state == state && (message == nil || $0.message == message)
+            $0.stateName == state && (message == nil || $0.message == message)
         }
     }
 
     /// The whole tree reconciled: the root itself shows `state` and nothing below is unknown.
     func waitSettled(_ c: Connection, _ state: String = "synced", timeout: Double = 20) throws {
         try c.waitForState(clone, "the tree \(state)", timeout: timeout, diagnostics: diagnostics) {
-            $0.state == state && ($0.counts?[.unknown] ?? 0) == 0
+            $0.stateName == state && ($0.counts?[.unknown] ?? 0) == 0
         }
     }
 
@@ -183,10 +183,10 @@ struct GitEndToEndTests {
         let c = try w.daemon.connect()
         try w.waitSettled(c)
         for rel in ["a.txt", "docs/guide.md", "docs/deep/notes.txt", ".gitignore", "docs", "docs/deep"] {
-            #expect(try c.status(w.path(rel)).state == "synced", "\(rel)")
+            #expect(try c.status(w.path(rel)).state == .synced, "\(rel)")
         }
         for rel in [".git", ".git/HEAD", "build", "build/out.o", "debug.log"] {
-            #expect(try c.status(w.path(rel)).state == "ignored", "\(rel)")
+            #expect(try c.status(w.path(rel)).state == .ignored, "\(rel)")
         }
         let root = try c.request("ROOTS", [], timeout: 15).data.first { $0.path == w.clone }
         #expect(root?.option("provider") == "git")
@@ -204,13 +204,13 @@ struct GitEndToEndTests {
         try w.waitSettled(c)
         try w.write(w.path("docs/guide.md"), "guide, edited\n")
         try w.wait(c, "docs/guide.md", "pending", message: "modified")
-        #expect(try c.status(w.path("a.txt")).state == "synced")
+        #expect(try c.status(w.path("a.txt")).state == .synced)
         try w.git(["add", "docs/guide.md"])
         try w.wait(c, "docs/guide.md", "pending", message: "staged")
         try w.git(["commit", "-q", "-m", "edit the guide"])
         try w.wait(c, "docs/guide.md", "pending", message: "not pushed: 1 commit")
         #expect(try w.poll(c, "the toolbar ahead") { try w.toolbarName(c).flatMap { $0 == "main ↑1" ? $0 : nil } } == "main ↑1")
-        #expect(try c.status(w.path("docs")).state == "pending")
+        #expect(try c.status(w.path("docs")).state == .pending)
         try w.git(["push", "-q"])
         try w.wait(c, "docs/guide.md", "synced")
         try w.waitSettled(c)
@@ -284,7 +284,7 @@ struct GitEndToEndTests {
         try w.git(["commit", "-q", "-m", "odd"])
         try w.poll(c, "the odd name not pushed") { try state().flatMap { $0.message == "not pushed: 1 commit" ? $0 : nil } }
         try w.git(["push", "-q"])
-        try w.poll(c, "the odd name synced") { try state().flatMap { $0.state == "synced" ? $0 : nil } }
+        try w.poll(c, "the odd name synced") { try state().flatMap { $0.state == .synced ? $0 : nil } }
         try w.waitSettled(c)
     }
 
@@ -302,7 +302,7 @@ struct GitEndToEndTests {
         try w.git(["commit", "-q", "-a", "-m", "ours"])
         #expect(try w.gitStatus(["pull", "-q"]) != 0)
         try w.wait(c, "a.txt", "conflict", message: "both modified")
-        #expect(try c.status(w.clone).state == "conflict")
+        #expect(try c.status(w.clone).state == .conflict)
         try w.write(w.path("a.txt"), "alpha, both\n")
         try w.git(["add", "a.txt"])
         try w.wait(c, "a.txt", "pending", message: "staged")
@@ -438,7 +438,7 @@ struct GitEndToEndTests {
         try touchFile(head, "not a ref\n")
         let broken = try w.wait(c, "", "error")
         #expect(broken.message?.contains("not a git repository") == true)
-        #expect(try c.status(w.path("a.txt")).state == "synced")
+        #expect(try c.status(w.path("a.txt")).state == .synced)
         try touchFile(head, saved)
         try w.waitSettled(c)
     }

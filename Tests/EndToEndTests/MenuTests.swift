@@ -15,7 +15,7 @@ import SyncBadgeCore
     }
 
     func engine(_ d: DaemonHarness, root: String) throws -> Connection {
-        let e = try d.connect(role: "provider", name: "test-engine")
+        let e = try d.connect(role: .provider, name: "test-engine")
         _ = try e.request("CLAIM", [.path(Array(root.utf8))])
         for (kind, id, extra) in [
             ("items", "sync.now", [RequestField]()),
@@ -54,7 +54,7 @@ import SyncBadgeCore
         let d = try DaemonHarness()
         let root = try d.addRoot(files: ["a", "b c"])
         let e = try engine(d, root: root)
-        let v = try d.connect(role: "viewer", name: "ranger")
+        let v = try d.connect(role: .viewer, name: "ranger")
         _ = try v.request("ACTION", [.word("sync.now"), .option("target", root), .path(Array("\(root)/a".utf8)), .path(Array("\(root)/b c".utf8))])
         let push = try e.waitForPush { $0.kind == "ACTION" }
         #expect(push.fields.map(\.string) == ["sync.now", "\(root)/a", "\(root)/b c"])
@@ -99,13 +99,13 @@ import SyncBadgeCore
         _ = try v.request("OBSERVE", [.path(Array(root.utf8))])
         _ = try v.request("ACTION", [.word("syncbadge.ignore"), .path(Array("\(root)/build".utf8)), .path(Array("\(root)/weird*name".utf8))])
         try v.waitForPush { $0.kind == "ITEM" && $0.path == "\(root)/weird*name" && $0.fields[1].string == "ignored" }
-        #expect(try v.status("\(root)/build/out.o").state == "ignored")
-        #expect(try v.status("\(root)/notes.txt").state != "ignored")
+        #expect(try v.status("\(root)/build/out.o").state == .ignored)
+        #expect(try v.status("\(root)/notes.txt").state != .ignored)
         #expect(try String(contentsOfFile: root + "/.syncbadgeignore", encoding: .utf8) == "/build\n/weird\\*name\n")
         #expect(try menu(v, "items", ["\(root)/build"]) == ["syncbadge.unignore", "syncbadge.details"])
         _ = try v.request("ACTION", [.word("syncbadge.unignore"), .path(Array("\(root)/build".utf8))])
         try v.waitForPush { $0.kind == "ITEM" && $0.path == "\(root)/build" && $0.fields[1].string == "pending" }
-        #expect(try v.status("\(root)/build/out.o").state == "pending")
+        #expect(try v.status("\(root)/build/out.o").state == .pending)
         // Stop ignoring something a wider rule ignores: a `!` line re-includes it.
         try Data("*.txt\n".utf8).write(to: URL(fileURLWithPath: root + "/.syncbadgeignore"))
         try v.waitForPush { $0.kind == "ITEM" && $0.path == "\(root)/notes.txt" && $0.fields[1].string == "ignored" }
@@ -117,7 +117,7 @@ import SyncBadgeCore
     @Test func providerBadgesAppearInBadges() throws {
         let d = try DaemonHarness()
         let root = try d.addRoot(files: ["f"])
-        let e = try d.connect(role: "provider")
+        let e = try d.connect(role: .provider)
         _ = try e.request("DEFINE-BADGE", [.word("shared"), .option("label", "Shared"), .option("glyph", "⚇"), .option("ascii", "s"), .option("color", "34")])
         #expect(throws: ClientError.self) { try e.request("DEFINE-BADGE", [.word("bad"), .option("label", "x")]) }
         _ = try e.request("SET", [.word("synced"), .path(Array("\(root)/f".utf8)), .option("badge", "shared")])

@@ -256,7 +256,7 @@ final class PromptSession {
         if try !viewer.request("OBSERVE", [.path(weird)]).data.contains(where: { $0.fields.first?.bytes == inner }) {
             try viewer.waitForPush("its file") { $0.kind == "ITEM" && $0.fields.first?.bytes == inner }
         }
-        #expect(try viewer.status(bytes: inner).state == "pending")
+        #expect(try viewer.status(bytes: inner).state == .pending)
         try session.send(shell == .fish ? "cd $R/w*" : #"cd "$R"/w*"#)
         try session.waitForPrompt("⇡1")
         try session.send("cd ..")
@@ -264,7 +264,7 @@ final class PromptSession {
         step("1b encoded directory")
 
         // 2. A provider reports an error.
-        let provider = try d.connect(role: "provider", name: "prompt-test")
+        let provider = try d.connect(role: .provider, name: "prompt-test")
         _ = try provider.request("SET", [.word("error"), .path(Array((root + "/a").utf8))], timeout: 15)
         if shell == .zsh {
             // zle -F: the prompt redraws without a keypress.
@@ -290,7 +290,7 @@ final class PromptSession {
         // 3b. The directory becomes a root, then stops being one: `* ROOT` pushes.
         try session.send(shell == .fish ? "cd $L" : #"cd "$L""#)
         try session.waitForPrompt("")
-        let admin = try d.connect(role: "admin")
+        let admin = try d.connect(role: .admin)
         _ = try admin.request("ADD-ROOT", [.path(Array(later.utf8))], timeout: 60)
         try session.waitForPrompt("?1", newPrompts: shell == .bash)
         _ = try admin.request("REMOVE-ROOT", [.path(Array(later.utf8))], timeout: 60)

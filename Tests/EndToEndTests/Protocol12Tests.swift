@@ -13,7 +13,7 @@ import SyncBadgeCore
     static let shortTimes = ["--answer-timeout", "1", "--restart-hold", "2"]
 
     func claimed(_ d: DaemonHarness, _ root: String, name: String = "engine") throws -> Connection {
-        let e = try d.connect(role: "provider", name: name)
+        let e = try d.connect(role: .provider, name: name)
         _ = try e.request("CLAIM", [.path(Array(root.utf8))])
         _ = try e.request("DEFINE-MENU", [.word("items"), .word("sync.now"), .option("title", "Sync now")])
         return e
@@ -132,7 +132,7 @@ import SyncBadgeCore
         // The CLI's connection ends at once; its lease holds the syncing.
         let set = try runCLI(["set", "syncing", root + "/a", "--lease", "2", "--progress", "30", "--socket", d.socket])
         #expect(set.status == 0, "\(set)")
-        #expect(try v.status(root + "/a").state == "syncing")
+        #expect(try v.status(root + "/a").state == .syncing)
         let released = try v.waitForPush(timeout: 10) { $0.kind == "ITEM" && $0.path == root + "/a" && $0.fields[1].string == "pending" }
         #expect(released.option("message")?.contains("lease") == true)
         #expect(released.option("progress") == nil && released.option("badge") == "pending")
@@ -140,18 +140,18 @@ import SyncBadgeCore
         // stays open, outlives the 2 seconds of its first lease. a's lease, set after b's and
         // longer, runs out after b's would have.
         _ = try runCLI(["set", "syncing", root + "/b", "--lease", "2", "--socket", d.socket])
-        let e = try d.connect(role: "provider")
+        let e = try d.connect(role: .provider)
         _ = try e.request("SET", [.word("syncing"), .path(Array((root + "/b").utf8))])
         _ = try e.request("SET", [.word("syncing"), .path(Array((root + "/a").utf8)), .word("lease=3")])
         _ = try v.waitForPush(timeout: 10) { $0.kind == "ITEM" && $0.path == root + "/a" && $0.fields[1].string == "pending" }
-        #expect(try v.status(root + "/b").state == "syncing")
+        #expect(try v.status(root + "/b").state == .syncing)
     }
 
     @Test func aLeaseSurvivesARestart() throws {
         let d = try DaemonHarness(arguments: Self.shortTimes)
         let root = try d.addRoot(files: ["a", "b"])
         #expect(try runCLI(["set", "syncing", root + "/a", "--lease", "5", "--socket", d.socket]).status == 0)
-        let e = try d.connect(role: "provider")
+        let e = try d.connect(role: .provider)
         _ = try e.request("SET", [.word("syncing"), .path(Array((root + "/b").utf8))])
         try d.restart()
         let v = try d.connect()
@@ -159,7 +159,7 @@ import SyncBadgeCore
         // b, stored without a lease, goes when the 2-second hold ends; a's lease holds it on.
         let held = try v.waitForPush(timeout: 10) { $0.kind == "ITEM" && $0.path == root + "/b" && $0.fields[1].string == "pending" }
         #expect(held.option("message")?.contains("restarted") == true)
-        #expect(try v.status(root + "/a").state == "syncing")
+        #expect(try v.status(root + "/a").state == .syncing)
         let released = try v.waitForPush(timeout: 10) { $0.kind == "ITEM" && $0.path == root + "/a" && $0.fields[1].string == "pending" }
         #expect(released.option("message")?.contains("lease") == true)
     }
@@ -168,7 +168,7 @@ import SyncBadgeCore
     @Test func aSyncingLeftByADeadEngineIsReleasedThirtySecondsAfterARestart() throws {
         let d = try DaemonHarness()
         let root = try d.addRoot(files: ["a"])
-        let e = try d.connect(role: "provider")
+        let e = try d.connect(role: .provider)
         _ = try e.request("SET", [.word("syncing"), .path(Array((root + "/a").utf8)), .word("progress=50")])
         // The engine is gone while the daemon is down (its own shutdown releases nothing).
         d.stop()
@@ -176,7 +176,7 @@ import SyncBadgeCore
         let started = Date()
         let v = try d.connect()
         _ = try v.request("OBSERVE", [.path(Array(root.utf8))])
-        #expect(try v.status(root + "/a").state == "syncing")
+        #expect(try v.status(root + "/a").state == .syncing)
         let released = try v.waitForPush(timeout: 45) { $0.kind == "ITEM" && $0.path == root + "/a" && $0.fields[1].string == "pending" }
         let held = Date().timeIntervalSince(started)
         #expect(held >= 29 && held < 40, "held \(held) s")
@@ -187,23 +187,23 @@ import SyncBadgeCore
     @Test func anEngineThatComesBackDuringTheHoldTakesOver() throws {
         let d = try DaemonHarness(arguments: Self.shortTimes)
         let root = try d.addRoot(files: ["a", "b"])
-        let e = try d.connect(role: "provider")
+        let e = try d.connect(role: .provider)
         for f in ["a", "b"] { _ = try e.request("SET", [.word("syncing"), .path(Array((root + "/" + f).utf8))]) }
         try d.restart()
         let v = try d.connect()
         _ = try v.request("OBSERVE", [.path(Array(root.utf8))])
-        let back = try d.connect(role: "provider")
+        let back = try d.connect(role: .provider)
         _ = try back.request("SET", [.word("syncing"), .path(Array((root + "/b").utf8)), .word("progress=70")])
         _ = try v.waitForPush(timeout: 10) { $0.kind == "ITEM" && $0.path == root + "/a" && $0.fields[1].string == "pending" }
         let b = try v.status(root + "/b")
-        #expect(b.state == "syncing" && b.progress == 70)
+        #expect(b.state == .syncing && b.progress == 70)
     }
 
     @Test func unclaimAndTheToolbarPushes() throws {
         let d = try DaemonHarness()
         let root = try d.addRoot(files: ["a"])
         let v = try d.connect()
-        let e = try d.connect(role: "provider", name: "st")
+        let e = try d.connect(role: .provider, name: "st")
         _ = try e.request("DEFINE-TOOLBAR", [.option("name", "Pause syncing"), .option("tooltip", "Pause every folder")])
         _ = try e.request("CLAIM", [.path(Array(root.utf8))])
         let shown = try v.waitForPush { $0.kind == "TOOLBAR" }
@@ -216,9 +216,9 @@ import SyncBadgeCore
         #expect(rootLine.path == root)
         let removed = try v.waitForPush { $0.kind == "TOOLBAR" }
         #expect(removed.option("provider") == "st" && removed.fields.first?.string == "removed")
-        #expect(try v.status(root + "/a").state == "pending")
+        #expect(try v.status(root + "/a").state == .pending)
         #expect(throws: ClientError.self) { try e.request("UNCLAIM", [.path(Array(root.utf8))]) }
-        let other = try d.connect(role: "provider", name: "git")
+        let other = try d.connect(role: .provider, name: "git")
         _ = try other.request("CLAIM", [.path(Array(root.utf8))])
     }
 
@@ -231,7 +231,7 @@ import SyncBadgeCore
         let before = try stat(v, "observations")
         let w = BackgroundCLI(["wait", root, "--socket", d.socket, "--timeout", "60"])
         try waitForObservations(v, atLeast: before + 1)
-        let e = try d.connect(role: "provider")
+        let e = try d.connect(role: .provider)
         _ = try e.request("SET", [.word("synced"), .path(Array(root.utf8)), .word("recursive=1")])
         let r = w.finish()
         #expect(r?.status == 0 && r?.out == "" && r?.err == "", "\(String(describing: r))")
@@ -246,7 +246,7 @@ import SyncBadgeCore
         let before = try stat(v, "observations")
         let w = BackgroundCLI(["wait", root, "--socket", d.socket])
         try waitForObservations(v, atLeast: before + 1)
-        let e = try d.connect(role: "provider")
+        let e = try d.connect(role: .provider)
         // The error first: with everything else synced before it, the wait would be over.
         _ = try e.request("SET", [.word("error"), .path(Array((root + "/sub/b").utf8)), .option("message", "permission denied on the remote")])
         _ = try e.request("SET", [.word("synced"), .path(Array((root + "/a").utf8))])
@@ -276,7 +276,7 @@ import SyncBadgeCore
                                     command: "\(cli) wait \(TmuxScreen.quote(root)) --socket \(TmuxScreen.quote(d.socket)); echo exit=$?; sleep 60")
         defer { screen.kill() }
         try screen.wait(for: "waiting for 1 of 1 path; 2 unknown")
-        let e = try d.connect(role: "provider")
+        let e = try d.connect(role: .provider)
         _ = try e.request("SET", [.word("synced"), .path(Array((root + "/a").utf8))])
         _ = try e.request("SET", [.word("syncing"), .path(Array((root + "/big.iso").utf8)), .word("progress=42")])
         try screen.wait(for: "waiting for 1 of 1 path; 1 syncing; big.iso 42%")
@@ -294,11 +294,11 @@ import SyncBadgeCore
         _ = try v.request("OBSERVE", [.path(Array(root.utf8))])
         try FileManager.default.removeItem(atPath: root + "/doomed")
         _ = try v.waitForPush { $0.kind == "GONE" && $0.path == root + "/doomed" }
-        #expect(try v.status(root + "/doomed").kind == "gone")
+        #expect(try v.status(root + "/doomed").kind == .gone)
         let before = try stat(v, "observations")
         let w = BackgroundCLI(["wait", root + "/doomed", "--socket", d.socket, "--timeout", "30"])
         try waitForObservations(v, atLeast: before + 1)
-        let e = try d.connect(role: "provider")
+        let e = try d.connect(role: .provider)
         _ = try e.request("SET", [.word("synced"), .path(Array((root + "/doomed").utf8))])
         let r = w.finish()
         #expect(r?.status == 0, "\(String(describing: r))")
@@ -323,7 +323,7 @@ import SyncBadgeCore
         let before = try stat(v, "observations")
         let w = BackgroundCLI(["wait", root + "/a", root + "/b", "--socket", d.socket, "--json"])
         try waitForObservations(v, atLeast: before + 1)
-        let e = try d.connect(role: "provider")
+        let e = try d.connect(role: .provider)
         _ = try e.request("SET", [.word("synced"), .path(Array((root + "/b").utf8))])
         #expect(!w.hasExited)
         _ = try e.request("SET", [.word("conflict"), .path(Array((root + "/a").utf8)), .option("message", "edited on both sides")])

@@ -29,14 +29,14 @@ import SyncBadgeCore
         let d = try DaemonHarness()
         let root = d.temp.sub("r")
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        let viewer = try d.connect(role: "viewer")
+        let viewer = try d.connect(role: .viewer)
         #expect(throws: ClientError.server(code: "forbidden", message: "ADD-ROOT is not for role viewer")) {
             try viewer.request("ADD-ROOT", [.path(Array(root.utf8))])
         }
         #expect(throws: ClientError.server(code: "unknown-verb", message: nil)) { try viewer.request("FROB") }
-        let provider = try d.connect(role: "provider")
+        let provider = try d.connect(role: .provider)
         #expect(throws: ClientError.self) { try provider.request("REMOVE-ROOT", [.path(Array(root.utf8))]) }
-        let admin = try d.connect(role: "admin")
+        let admin = try d.connect(role: .admin)
         _ = try admin.request("ADD-ROOT", [.path(Array(root.utf8))])
         #expect(throws: ClientError.server(code: "forbidden", message: "SET is not for role admin")) {
             try admin.request("SET", [.word("synced"), .path(Array(root.utf8))])
@@ -61,7 +61,7 @@ import SyncBadgeCore
         _ = try c.reply(to: "9")
         // Outside every root, STATUS reports by lstat.
         let outside = try c.status("/etc")
-        #expect(outside.state == "outside" && outside.kind == "dir" && outside.badge == "outside" && outside.gen == nil)
+        #expect(outside.state == nil && outside.kind == .dir && outside.badge == "outside" && outside.gen == nil)
         // A line without a valid tag ends the connection with BYE bad-request.
         try c.sendRaw(Array("not/a/tag PING\n".utf8))
         let bye = try c.waitForPush { $0.kind == "BYE" }
@@ -151,7 +151,7 @@ import SyncBadgeCore
     @Test func addRootRulesAndRemoval() throws {
         let d = try DaemonHarness()
         let root = try d.addRoot(files: ["x/y"])
-        let admin = try d.connect(role: "admin")
+        let admin = try d.connect(role: .admin)
         // Same root again: OK, nothing changes. Nested or enclosing: busy.
         _ = try admin.request("ADD-ROOT", [.path(Array(root.utf8))])
         #expect(throws: ClientError.self) { try admin.request("ADD-ROOT", [.path(Array((root + "/x").utf8))]) }

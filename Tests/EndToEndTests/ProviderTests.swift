@@ -16,14 +16,14 @@ import SyncBadgeCore
     @Test func aFileWrittenWhileSyncingStaysPendingAfterALateSet() throws {
         let d = try DaemonHarness()
         let root = try d.addRoot(files: ["doc.txt"])
-        let engine = try d.connect(role: "provider")
+        let engine = try d.connect(role: .provider)
         let file = root + "/doc.txt"
         let viewer = try d.connect()
         _ = try viewer.request("OBSERVE", [.path(Array(root.utf8))])
         try Data("v1".utf8).write(to: URL(fileURLWithPath: file))
         try viewer.waitForPush { $0.kind == "ITEM" && $0.path == file && $0.fields[1].string == "pending" }
         let seen = try engine.status(file)
-        #expect(seen.state == "pending")
+        #expect(seen.state == .pending)
         let g = seen.gen!
         #expect(try set(engine, "syncing", file, [.word("gen=\(g)"), .word("progress=40")]).option("gen") == "\(g)")
         // The user writes during the upload; the engine's late report carries the old gen.
@@ -32,46 +32,46 @@ import SyncBadgeCore
         #expect(late.option("stale") == "1")
         #expect(UInt64(late.option("gen")!)! > g)
         let now = try engine.status(file)
-        #expect(now.state == "pending")
+        #expect(now.state == .pending)
         #expect(now.progress == nil)
     }
 
     @Test func anEnginesOwnWriteStaysSyncedAndAUserEditMakesItPending() throws {
         let d = try DaemonHarness()
         let root = try d.addRoot(files: ["f"])
-        let engine = try d.connect(role: "provider")
+        let engine = try d.connect(role: .provider)
         let watcher = try d.connect()
         _ = try watcher.request("OBSERVE", [.path(Array(root.utf8))])
         let file = root + "/f"
         // The engine downloads a new version, then reports it.
         try Data("from the server".utf8).write(to: URL(fileURLWithPath: file))
         _ = try set(engine, "synced", file)
-        #expect(try engine.status(file).state == "synced")
+        #expect(try engine.status(file).state == .synced)
         try watcher.waitForPush { $0.kind == "ITEM" && $0.path == file && $0.fields[1].string == "synced" }
         // An attribute change that leaves the identity alone is no change... a real edit is.
         try Data("user edit".utf8).write(to: URL(fileURLWithPath: file))
         try watcher.waitForPush { $0.kind == "ITEM" && $0.path == file && $0.fields[1].string == "pending" }
-        #expect(try engine.status(file).state == "pending")
+        #expect(try engine.status(file).state == .pending)
     }
 
     @Test func setRulesRecursionTombstonesAndErrors() throws {
         let d = try DaemonHarness()
         let root = try d.addRoot(files: ["a/1", "a/2", "b"])
-        let engine = try d.connect(role: "provider")
+        let engine = try d.connect(role: .provider)
         _ = try set(engine, "synced", root, [.word("recursive=1")])
         let r = try engine.status(root)
-        #expect(r.state == "synced" && r.counts?[.synced] == 4)
+        #expect(r.state == .synced && r.counts?[.synced] == 4)
         _ = try set(engine, "error", root + "/a/1", [.option("message", "disk quota exceeded"), .option("badge", "error")])
         let e = try engine.status(root + "/a/1")
-        #expect(e.state == "error" && e.message == "disk quota exceeded")
-        #expect(try engine.status(root).state == "error")
+        #expect(e.state == .error && e.message == "disk quota exceeded")
+        #expect(try engine.status(root).state == .error)
         // A deletion stays a pending tombstone until the engine reports it synced.
         let watcher = try d.connect()
         _ = try watcher.request("OBSERVE", [.path(Array(root.utf8))])
         try FileManager.default.removeItem(atPath: root + "/b")
         try watcher.waitForPush { $0.kind == "GONE" && $0.path == root + "/b" }
         let tomb = try engine.status(root + "/b")
-        #expect(tomb.kind == "gone" && tomb.state == "pending")
+        #expect(tomb.kind == .gone && tomb.state == .pending)
         _ = try set(engine, "synced", root + "/b")
         #expect(throws: ClientError.server(code: "not-found", message: root + "/b")) { try engine.status(root + "/b") }
         #expect(throws: ClientError.server(code: "not-found", message: root + "/nope")) { try set(engine, "synced", root + "/nope") }
@@ -85,7 +85,7 @@ import SyncBadgeCore
     @Test func theChangeFeedReportsCreatesEditsDeletesAndMoves() throws {
         let d = try DaemonHarness()
         let root = try d.addRoot(files: ["keep", "old"])
-        let engine = try d.connect(role: "provider")
+        let engine = try d.connect(role: .provider)
         _ = try engine.request("SUBSCRIBE-CHANGES", [.path(Array(root.utf8))])
         try touchFile(root + "/new")
         var m = try engine.waitForPush { $0.kind == "CHANGED" && $0.path == root + "/new" }
@@ -115,8 +115,8 @@ import SyncBadgeCore
     @Test func claimsAreExclusiveAndGoWithTheirConnection() throws {
         let d = try DaemonHarness()
         let root = try d.addRoot()
-        let first = try d.connect(role: "provider", name: "engine-one")
-        let second = try d.connect(role: "provider", name: "engine-two")
+        let first = try d.connect(role: .provider, name: "engine-one")
+        let second = try d.connect(role: .provider, name: "engine-two")
         let viewer = try d.connect()
         _ = try first.request("CLAIM", [.path(Array(root.utf8))])
         // Pushed at once, with nothing else happening (it once waited for the next event).
@@ -132,7 +132,7 @@ import SyncBadgeCore
         let d = try DaemonHarness()
         let files = (0..<50).map { "f\($0)" }
         let root = try d.addRoot(files: files)
-        let engine = try d.connect(role: "provider")
+        let engine = try d.connect(role: .provider)
         // Pipelined: they share barriers and commits; every OK must be durable.
         var tags: [String] = []
         for f in files { tags.append(try engine.send("SET", [.word("synced"), .path(Array((root + "/" + f).utf8)), .option("message", "v1")])) }
@@ -142,7 +142,7 @@ import SyncBadgeCore
         let c = try d.connect()
         for f in files {
             let i = try c.status(root + "/" + f)
-            #expect(i.state == "synced" && i.message == "v1", "\(f) lost its acknowledged state")
+            #expect(i.state == .synced && i.message == "v1", "\(f) lost its acknowledged state")
         }
     }
 
@@ -150,7 +150,7 @@ import SyncBadgeCore
         let d = try DaemonHarness()
         let files = (0..<1000).map { "f\($0)" }
         let root = try d.addRoot(files: files)
-        let engine = try d.connect(role: "provider")
+        let engine = try d.connect(role: .provider)
         func commits() throws -> Int {
             Int(try engine.request("STATS").data.first { $0.fields[0].string == "commits" }!.fields[1].string)!
         }
@@ -168,7 +168,7 @@ import SyncBadgeCore
     @Test func offlineChangesAreFoundAtRestart() throws {
         let d = try DaemonHarness()
         let root = try d.addRoot(files: ["same", "edited", "deleted", "dir/inner"])
-        let engine = try d.connect(role: "provider")
+        let engine = try d.connect(role: .provider)
         _ = try set(engine, "synced", root, [.word("recursive=1")])
         let g = try engine.status(root + "/same").gen!
         d.stop()
@@ -177,17 +177,17 @@ import SyncBadgeCore
         try FileManager.default.removeItem(atPath: root + "/deleted")
         try touchFile(root + "/added")
         try d.start()
-        let c = try d.connect(role: "provider")
+        let c = try d.connect(role: .provider)
         if try c.request("ROOTS").data.first?.option("scanning") == "1" {
             try c.waitForPush { $0.kind == "ROOT" && $0.option("scanning") == nil }
         }
-        #expect(try c.status(root + "/same").state == "synced")
+        #expect(try c.status(root + "/same").state == .synced)
         #expect(try c.status(root + "/same").gen == g)
-        #expect(try c.status(root + "/dir/inner").state == "synced")
-        #expect(try c.status(root + "/edited").state == "pending")
+        #expect(try c.status(root + "/dir/inner").state == .synced)
+        #expect(try c.status(root + "/edited").state == .pending)
         let tomb = try c.status(root + "/deleted")
-        #expect(tomb.state == "pending" && tomb.kind == "gone")
-        #expect(try c.status(root + "/added").state == "pending")
+        #expect(tomb.state == .pending && tomb.kind == .gone)
+        #expect(try c.status(root + "/added").state == .pending)
         // CHANGES lists exactly the pending paths and tombstones.
         let pending = Set(try c.request("CHANGES", [.path(Array(root.utf8))]).data.compactMap(Item.init).map { PathBytes.display($0.path) })
         #expect(pending == Set([root + "/edited", root + "/deleted", root + "/added"]))
@@ -211,7 +211,7 @@ import SyncBadgeCore
         #expect(syncing.option("progress") == "30" && syncing.option("message") == "uploading")
         // The CLI's connection closed with it, but its `syncing` holds a lease (15 minutes by
         // default, protocol 1.2), so it outlives the command...
-        #expect(try viewer.status(root + "/one").state == "syncing")
+        #expect(try viewer.status(root + "/one").state == .syncing)
         // ...until a later report, here one with a lease of a second, runs out.
         #expect(try runCLI(["set", "syncing", root + "/one", "--lease", "1", "--socket", d.socket]).status == 0)
         try viewer.waitForPush { $0.kind == "ITEM" && $0.path == root + "/one" && $0.fields[1].string == "pending" }

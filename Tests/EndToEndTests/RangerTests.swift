@@ -72,7 +72,7 @@ final class RangerScreen {
 struct RangerTests {
     /// A provider connection that claims the root and defines a menu item and a toolbar item.
     func engine(_ d: DaemonHarness, root: String) throws -> Connection {
-        let e = try d.connect(role: "provider", name: "ranger-test-engine")
+        let e = try d.connect(role: .provider, name: "ranger-test-engine")
         _ = try e.request("CLAIM", [.path(Array(root.utf8))])
         _ = try e.request("DEFINE-MENU", [.word("items"), .word("sync.now"), .option("title", "Sync now")])
         _ = try e.request("DEFINE-MENU", [.word("toolbar"), .word("sync.pause"), .option("title", "Pause syncing")])
@@ -147,7 +147,7 @@ struct RangerTests {
 
         // The daemon restarts: the plugin reconnects and observes again without a key press.
         try d.restart()
-        e = try d.connect(role: "provider", name: "ranger-test-engine-2")
+        e = try d.connect(role: .provider, name: "ranger-test-engine-2")
         try set(e, "conflict", Array("\(root)/two words".utf8))
         try ranger.wait(for: "⇄ two words", timeout: 15)
         try set(e, "synced", oddPath)
@@ -232,7 +232,7 @@ struct RangerTests {
         // The folder becomes a root while ranger shows it: its badges appear.
         try ranger.command("cd \(outside)")
         try ranger.wait("plain.txt without a badge") { s in s.contains("plain.txt") && !s.contains("? plain.txt") }
-        let admin = try d.connect(role: "admin")
+        let admin = try d.connect(role: .admin)
         _ = try admin.request("ADD-ROOT", [.path(Array(outside.utf8))], timeout: 60)
         try ranger.wait(for: "? plain.txt")
     }

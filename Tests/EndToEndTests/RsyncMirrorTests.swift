@@ -142,7 +142,7 @@ struct RsyncMirrorTests {
         try f.startEngine()
         try f.waitRoot("synced", "root synced after reconcile")
         for name in ["same.txt", "diff.txt", "missing.txt", "sub/deep.txt", "sub/new/leaf.txt", "sub", "sub/new"] {
-            #expect(try f.state(name).state == "synced", "\(name)")
+            #expect(try f.state(name).state == .synced, "\(name)")
         }
         for name in ["same.txt", "diff.txt", "missing.txt", "sub/deep.txt", "sub/new/leaf.txt"] {
             #expect(f.mirrorText(name) == "x", "\(name) mirrored")
@@ -185,7 +185,7 @@ struct RsyncMirrorTests {
         try f.waitRoot("synced", "root synced after the rename")
         #expect(f.mirrorText("c.txt") == "x")
         #expect(!FileManager.default.fileExists(atPath: f.mirror + "/b.txt"))
-        #expect(try f.state("c.txt").state == "synced")
+        #expect(try f.state("c.txt").state == .synced)
         #expect(throws: ClientError.self) { try f.state("b.txt") }
     }
 
@@ -200,9 +200,9 @@ struct RsyncMirrorTests {
         try touchFile(f.root + "/blocked.txt", "data")
         try f.waitChild("blocked.txt", "error")
         let item = try f.state("blocked.txt")
-        #expect(item.state == "error")
+        #expect(item.state == .error)
         #expect(item.message?.isEmpty == false)
-        #expect(try f.viewer.status(f.root).state == "error")
+        #expect(try f.viewer.status(f.root).state == .error)
         #expect(f.mirrorText("blocked.txt/inner/keep") == "precious")
         try f.waitLog("rsync failed for \(f.root)/blocked.txt")
         // Out of the way, the next change syncs.
@@ -255,7 +255,7 @@ struct RsyncMirrorTests {
         try touchFile(f.root + "/later.txt", "later")
         try f.waitChild("later.txt", "synced")
         try f.waitRoot("synced", "root synced after the resolutions")
-        #expect(try f.state("keep.txt").state == "synced")
+        #expect(try f.state("keep.txt").state == .synced)
     }
 
     @Test func pauseSyncNowAndLastErrorActions() throws {
@@ -271,8 +271,8 @@ struct RsyncMirrorTests {
         try f.waitLog("paused: changes wait")
         try touchFile(f.root + "/held.txt", "held")
         try f.waitLog("paused: holding \(f.root)/held.txt")
-        #expect(try f.state("held.txt").state == "pending")
-        #expect(try f.viewer.status(f.root).state == "pending")
+        #expect(try f.state("held.txt").state == .pending)
+        #expect(try f.viewer.status(f.root).state == .pending)
         // "Sync now" syncs the selection, paused or not.
         try f.action("sync.now", ["held.txt"])
         try f.waitChild("held.txt", "synced")
@@ -355,6 +355,6 @@ struct RsyncMirrorTests {
         try touchFile(f.root + "/after.txt", "after the restart")
         try f.waitChild("after.txt", "synced")
         #expect(f.mirrorText("after.txt") == "after the restart")
-        #expect(try f.viewer.status(f.root).state == "synced")
+        #expect(try f.viewer.status(f.root).state == .synced)
     }
 }

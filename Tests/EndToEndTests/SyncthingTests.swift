@@ -31,7 +31,7 @@ final class SyncthingPair {
         // Each root is added, claimed and reconciled: its own state turns synced.
         let c = try daemon.connect()
         for s in [a, b] {
-            try c.waitForState(s.folder, "the root reconciled", timeout: 20, diagnostics: diagnostics) { $0.state == "synced" }
+            try c.waitForState(s.folder, "the root reconciled", timeout: 20, diagnostics: diagnostics) { $0.state == .synced }
         }
     }
 
@@ -54,7 +54,7 @@ extension Connection {
     @discardableResult
     func waitForState(_ path: String, _ what: String, timeout: Double = 15, diagnostics: () -> String = { "" },
                       until done: (Item) -> Bool) throws -> Item {
-        let dir = (try? status(path))?.kind == "dir" ? path : (path as NSString).deletingLastPathComponent
+        let dir = (try? status(path))?.kind == .dir ? path : (path as NSString).deletingLastPathComponent
         var observing = false
         defer { if observing { _ = try? request("UNOBSERVE", [.path(Array(dir.utf8))], timeout: 15) } }
         let deadline = Date().addingTimeInterval(timeout)
@@ -90,13 +90,13 @@ struct SyncthingEndToEndTests {
         let c = try pair.daemon.connect()
         let onA = pair.a.folder + "/new.txt", onB = pair.b.folder + "/new.txt"
         try touchFile(onA, "hello")
-        try c.waitForState(onA, "pending") { $0.state == "pending" }
-        let syncedA = try c.waitForState(onA, "synced on A", diagnostics: pair.diagnostics) { $0.state == "synced" }
+        try c.waitForState(onA, "pending") { $0.state == .pending }
+        let syncedA = try c.waitForState(onA, "synced on A", diagnostics: pair.diagnostics) { $0.state == .synced }
         // A says synced only once B has it.
         #expect(try String(contentsOfFile: onB, encoding: .utf8) == "hello")
         #expect(syncedA.gen != nil)
-        try c.waitForState(onB, "synced on B", diagnostics: pair.diagnostics) { $0.state == "synced" }
-        try c.waitForState(pair.b.folder, "B's root synced", diagnostics: pair.diagnostics) { $0.state == "synced" && $0.counts?[.pending] ?? 0 == 0 }
+        try c.waitForState(onB, "synced on B", diagnostics: pair.diagnostics) { $0.state == .synced }
+        try c.waitForState(pair.b.folder, "B's root synced", diagnostics: pair.diagnostics) { $0.state == .synced && $0.counts?[.pending] ?? 0 == 0 }
         // The key is a secret: not in anything the adapter said.
         let logA = pair.adapterA?.log ?? ""
         #expect(logA.contains("following Syncthing"))
@@ -112,17 +112,17 @@ struct SyncthingEndToEndTests {
         for i in bytes.indices { bytes[i] = UInt8(truncatingIfNeeded: i &* 2654435761 >> 13) }
         try Data(bytes).write(to: URL(fileURLWithPath: pair.a.folder + "/big.bin"))
         let first = try c.waitForState(pair.b.folder, "B's root syncing with progress", diagnostics: pair.diagnostics) {
-            $0.state == "syncing" && ($0.progress ?? 0) > 0 && ($0.message ?? "").contains("big.bin")
+            $0.state == .syncing && ($0.progress ?? 0) > 0 && ($0.message ?? "").contains("big.bin")
         }
         try c.waitForState(pair.b.folder, "B's progress rising", diagnostics: pair.diagnostics) {
-            $0.state == "syncing" && ($0.progress ?? 0) > (first.progress ?? 0)
+            $0.state == .syncing && ($0.progress ?? 0) > (first.progress ?? 0)
         }
         try c.waitForState(pair.a.folder + "/big.bin", "A sending with progress", diagnostics: pair.diagnostics) {
-            $0.state == "syncing" && ($0.progress ?? 0) > 0
+            $0.state == .syncing && ($0.progress ?? 0) > 0
         }
-        try c.waitForState(pair.b.folder + "/big.bin", "synced on B", timeout: 20, diagnostics: pair.diagnostics) { $0.state == "synced" }
-        try c.waitForState(pair.a.folder + "/big.bin", "synced on A", diagnostics: pair.diagnostics) { $0.state == "synced" }
-        try c.waitForState(pair.b.folder, "B's root back to synced", diagnostics: pair.diagnostics) { $0.state == "synced" && $0.progress == nil }
+        try c.waitForState(pair.b.folder + "/big.bin", "synced on B", timeout: 20, diagnostics: pair.diagnostics) { $0.state == .synced }
+        try c.waitForState(pair.a.folder + "/big.bin", "synced on A", diagnostics: pair.diagnostics) { $0.state == .synced }
+        try c.waitForState(pair.b.folder, "B's root back to synced", diagnostics: pair.diagnostics) { $0.state == .synced && $0.progress == nil }
     }
 
     /// A write that lands after Syncthing indexed a version, while B still lacks it, leaves
@@ -134,7 +134,7 @@ struct SyncthingEndToEndTests {
         // B's folder paused: A's first version waits for B (the transfer cannot finish).
         try pair.b.rest("PATCH", "/rest/config/folders/\(pair.folderID)", json: ["paused": true])
         try touchFile(onA, "first")
-        try c.waitForState(onA, "waiting for B", diagnostics: pair.diagnostics) { $0.state == "pending" && ($0.message ?? "").hasPrefix("waiting for") }
+        try c.waitForState(onA, "waiting for B", diagnostics: pair.diagnostics) { $0.state == .pending && ($0.message ?? "").hasPrefix("waiting for") }
         try touchFile(onA, "second version")
         try pair.b.rest("PATCH", "/rest/config/folders/\(pair.folderID)", json: ["paused": false])
         let dir = pair.a.folder
@@ -142,7 +142,7 @@ struct SyncthingEndToEndTests {
         let deadline = Date().addingTimeInterval(20)
         while true {
             let item = try c.status(onA)
-            if item.state == "synced" {
+            if item.state == .synced {
                 // Synced only with the version B has.
                 #expect(try String(contentsOfFile: onB, encoding: .utf8) == "second version")
                 break
@@ -162,10 +162,10 @@ struct SyncthingEndToEndTests {
         try FileManager.default.createDirectory(atPath: pair.a.folder + "/build", withIntermediateDirectories: true)
         try touchFile(pair.a.folder + "/debug.log", "x")
         try touchFile(pair.a.folder + "/kept.txt", "x")
-        try c.waitForState(pair.a.folder + "/debug.log", "ignored", diagnostics: pair.diagnostics) { $0.state == "ignored" }
-        try c.waitForState(pair.a.folder + "/build", "ignored", diagnostics: pair.diagnostics) { $0.state == "ignored" }
-        try c.waitForState(pair.a.folder + "/kept.txt", "synced", diagnostics: pair.diagnostics) { $0.state == "synced" }
-        try c.waitForState(pair.a.folder + "/.stfolder", "ignored", diagnostics: pair.diagnostics) { $0.state == "ignored" }
+        try c.waitForState(pair.a.folder + "/debug.log", "ignored", diagnostics: pair.diagnostics) { $0.state == .ignored }
+        try c.waitForState(pair.a.folder + "/build", "ignored", diagnostics: pair.diagnostics) { $0.state == .ignored }
+        try c.waitForState(pair.a.folder + "/kept.txt", "synced", diagnostics: pair.diagnostics) { $0.state == .synced }
+        try c.waitForState(pair.a.folder + "/.stfolder", "ignored", diagnostics: pair.diagnostics) { $0.state == .ignored }
     }
 
     /// Both sides edit the file while B's folder is paused: Syncthing keeps one version and
@@ -175,25 +175,25 @@ struct SyncthingEndToEndTests {
         let c = try pair.daemon.connect()
         let onA = pair.a.folder + "/report.txt", onB = pair.b.folder + "/report.txt"
         try touchFile(onA, "base")
-        try c.waitForState(onB, "synced on B", diagnostics: pair.diagnostics) { $0.state == "synced" }
-        try c.waitForState(onA, "synced on A", diagnostics: pair.diagnostics) { $0.state == "synced" }
+        try c.waitForState(onB, "synced on B", diagnostics: pair.diagnostics) { $0.state == .synced }
+        try c.waitForState(onA, "synced on A", diagnostics: pair.diagnostics) { $0.state == .synced }
         try pair.b.rest("PATCH", "/rest/config/folders/\(pair.folderID)", json: ["paused": true])
         try touchFile(onA, "edited on A")
         try touchFile(onB, "edited on B, longer")
         // A indexed its edit (it waits for B) before B comes back with its own.
         try c.waitForState(onA, "A's edit indexed", diagnostics: pair.diagnostics) { ($0.message ?? "").hasPrefix("waiting for") }
         try pair.b.rest("PATCH", "/rest/config/folders/\(pair.folderID)", json: ["paused": false])
-        let original = try c.waitForState(onA, "conflict on A's original", diagnostics: pair.diagnostics) { $0.state == "conflict" }
+        let original = try c.waitForState(onA, "conflict on A's original", diagnostics: pair.diagnostics) { $0.state == .conflict }
         let copies = try FileManager.default.contentsOfDirectory(atPath: pair.a.folder).filter { $0.contains(".sync-conflict-") }
         #expect(copies.count == 1)
         let copy = pair.a.folder + "/" + copies[0]
-        try c.waitForState(copy, "conflict on the copy", diagnostics: pair.diagnostics) { $0.state == "conflict" }
+        try c.waitForState(copy, "conflict on the copy", diagnostics: pair.diagnostics) { $0.state == .conflict }
         #expect(original.message?.contains(copies[0]) == true)
         let menu = try c.request("MENU", [.word("items"), .path(Array(copy.utf8))], timeout: 15).data.map { $0.fields.first?.string ?? "" }
         #expect(menu.contains("syncthing.keep-this") && menu.contains("syncthing.keep-other"))
         let kept = try String(contentsOfFile: copy, encoding: .utf8)
         _ = try c.request("ACTION", [.word("syncthing.keep-this"), .path(Array(copy.utf8))], timeout: 15)
-        try c.waitForState(onA, "the resolved original synced", timeout: 20, diagnostics: pair.diagnostics) { $0.state == "synced" }
+        try c.waitForState(onA, "the resolved original synced", timeout: 20, diagnostics: pair.diagnostics) { $0.state == .synced }
         #expect(try String(contentsOfFile: onA, encoding: .utf8) == kept)
         #expect(!FileManager.default.fileExists(atPath: copy))
         #expect(try String(contentsOfFile: onB, encoding: .utf8) == kept)
@@ -206,22 +206,22 @@ struct SyncthingEndToEndTests {
         let c = try pair.daemon.connect()
         try FileManager.default.createDirectory(atPath: pair.a.folder + "/locked", withIntermediateDirectories: true)
         let lockedB = pair.b.folder + "/locked"
-        try c.waitForState(lockedB, "the directory on B", diagnostics: pair.diagnostics) { $0.state == "synced" }
+        try c.waitForState(lockedB, "the directory on B", diagnostics: pair.diagnostics) { $0.state == .synced }
         let (rc, _) = try spawn(installed("chattr")!, ["+i", lockedB], environment: [:])
         #expect(rc == 0)
         defer { _ = try? spawn(installed("chattr")!, ["-i", lockedB], environment: [:]) }
         try touchFile(pair.a.folder + "/locked/f.txt", "data")
-        let failed = try c.waitForState(lockedB, "error on B's directory", diagnostics: pair.diagnostics) { $0.state == "error" }
+        let failed = try c.waitForState(lockedB, "error on B's directory", diagnostics: pair.diagnostics) { $0.state == .error }
         #expect(failed.message?.contains("operation not permitted") == true)
         #expect(failed.message?.contains("locked/f.txt") == true)
         // A keeps the file pending: B needs it.
-        try c.waitForState(pair.a.folder + "/locked/f.txt", "pending on A", diagnostics: pair.diagnostics) { $0.state == "pending" }
+        try c.waitForState(pair.a.folder + "/locked/f.txt", "pending on A", diagnostics: pair.diagnostics) { $0.state == .pending }
         _ = try spawn(installed("chattr")!, ["-i", lockedB], environment: [:])
         // "Rescan now" on B's folder makes Syncthing pull again at once.
         _ = try c.request("ACTION", [.word("syncthing.rescan"), .path(Array(pair.b.folder.utf8))], timeout: 15)
-        try c.waitForState(lockedB + "/f.txt", "the file on B", timeout: 20, diagnostics: pair.diagnostics) { $0.state == "synced" }
-        try c.waitForState(lockedB, "the directory cleared", diagnostics: pair.diagnostics) { $0.state == "synced" && $0.message == nil }
-        try c.waitForState(pair.a.folder + "/locked/f.txt", "synced on A", diagnostics: pair.diagnostics) { $0.state == "synced" }
+        try c.waitForState(lockedB + "/f.txt", "the file on B", timeout: 20, diagnostics: pair.diagnostics) { $0.state == .synced }
+        try c.waitForState(lockedB, "the directory cleared", diagnostics: pair.diagnostics) { $0.state == .synced && $0.message == nil }
+        try c.waitForState(pair.a.folder + "/locked/f.txt", "synced on A", diagnostics: pair.diagnostics) { $0.state == .synced }
     }
 
     /// Syncthing A killed and started again, and then syncbadged restarted: the adapter says
@@ -231,12 +231,12 @@ struct SyncthingEndToEndTests {
         var c = try pair.daemon.connect()
         // SIGTERM to the monitor we started: a SIGKILL would orphan its child, still serving.
         pair.a.stop()
-        let down = try c.waitForState(pair.a.folder, "Syncthing down on the root", diagnostics: pair.diagnostics) { $0.state == "error" }
+        let down = try c.waitForState(pair.a.folder, "Syncthing down on the root", diagnostics: pair.diagnostics) { $0.state == .error }
         #expect(down.message?.contains("Syncthing") == true)
         try pair.a.start()
-        try c.waitForState(pair.a.folder, "the root rebuilt", timeout: 20, diagnostics: pair.diagnostics) { $0.state == "synced" }
+        try c.waitForState(pair.a.folder, "the root rebuilt", timeout: 20, diagnostics: pair.diagnostics) { $0.state == .synced }
         try touchFile(pair.a.folder + "/after-restart.txt", "x")
-        try c.waitForState(pair.a.folder + "/after-restart.txt", "synced after Syncthing's restart", diagnostics: pair.diagnostics) { $0.state == "synced" }
+        try c.waitForState(pair.a.folder + "/after-restart.txt", "synced after Syncthing's restart", diagnostics: pair.diagnostics) { $0.state == .synced }
 
         try pair.daemon.restart()
         c = try pair.daemon.connect()
@@ -250,7 +250,7 @@ struct SyncthingEndToEndTests {
             _ = try c.nextPush(timeout: min(0.1, max(0, deadline.timeIntervalSinceNow)))
         }
         try touchFile(pair.a.folder + "/after-daemon.txt", "x")
-        try c.waitForState(pair.a.folder + "/after-daemon.txt", "synced after the daemon's restart", diagnostics: pair.diagnostics) { $0.state == "synced" }
+        try c.waitForState(pair.a.folder + "/after-daemon.txt", "synced after the daemon's restart", diagnostics: pair.diagnostics) { $0.state == .synced }
     }
 }
 
@@ -264,12 +264,12 @@ extension SyncthingEndToEndTests {
         var bytes = [UInt8](repeating: 0, count: 4 << 20)
         for i in bytes.indices { bytes[i] = UInt8(truncatingIfNeeded: i &* 2654435761 >> 13) }
         try Data(bytes).write(to: URL(fileURLWithPath: pair.a.folder + "/big.bin"))
-        try c.waitForState(pair.b.folder, "B's root syncing", diagnostics: pair.diagnostics) { $0.state == "syncing" }
+        try c.waitForState(pair.b.folder, "B's root syncing", diagnostics: pair.diagnostics) { $0.state == .syncing }
         let adapter = try #require(pair.adapterB)
         kill(adapter.process.processIdentifier, SIGKILL)
         adapter.process.waitUntilExit()
-        let released = try c.waitForState(pair.b.folder, "B's root released", diagnostics: pair.diagnostics) { $0.state != "syncing" }
-        #expect(released.state == "pending" && released.progress == nil, "\(released)")
+        let released = try c.waitForState(pair.b.folder, "B's root released", diagnostics: pair.diagnostics) { $0.state != .syncing }
+        #expect(released.state == .pending && released.progress == nil, "\(released)")
         #expect(released.message?.contains("stopped before this finished syncing") == true, "\(released)")
     }
 
@@ -279,7 +279,7 @@ extension SyncthingEndToEndTests {
         let c = try pair.daemon.connect()
         let onA = pair.a.folder + "/notes.txt"
         try touchFile(onA, "hello")
-        try c.waitForState(onA, "synced on A", diagnostics: pair.diagnostics) { $0.state == "synced" }
+        try c.waitForState(onA, "synced on A", diagnostics: pair.diagnostics) { $0.state == .synced }
         let menu = try c.request("MENU", [.word("items"), .path(Array(onA.utf8))], timeout: 15).data.compactMap { $0.fields.first?.string }
         #expect(menu.contains("syncthing.view"))
         let r = try runCLI(["action", "syncthing.view", onA, "--socket", pair.daemon.socket])
@@ -307,7 +307,7 @@ final class SoloSyncthing {
         try st.start()
         adapter = try AdapterProcess(socket: daemon.socket, syncthing: st)
         viewer = try daemon.connect()
-        try viewer.waitForState(st.folder, "the root reconciled", timeout: 20, diagnostics: diagnostics) { $0.state == "synced" }
+        try viewer.waitForState(st.folder, "the root reconciled", timeout: 20, diagnostics: diagnostics) { $0.state == .synced }
     }
 
     func diagnostics() -> String {
@@ -335,9 +335,9 @@ struct SyncthingSingleInstanceTests {
         defer { adapter.stop() }
         let c = try daemon.connect()
         let diagnostics = { "--- adapter:\n\(adapter.log.suffix(3000))\n--- syncthing:\n\(st.logText.suffix(2000))" }
-        try c.waitForState(st.folder, "the root reconciled", timeout: 20, diagnostics: diagnostics) { $0.state == "synced" }
+        try c.waitForState(st.folder, "the root reconciled", timeout: 20, diagnostics: diagnostics) { $0.state == .synced }
         try touchFile(st.folder + "/f.txt", "x")
-        try c.waitForState(st.folder + "/f.txt", "synced (shared with nobody)", diagnostics: diagnostics) { $0.state == "synced" }
+        try c.waitForState(st.folder + "/f.txt", "synced (shared with nobody)", diagnostics: diagnostics) { $0.state == .synced }
         #expect(adapter.log.contains(gui == .https ? "https://127.0.0.1:\(st.guiPort)" : "unix://"))
         #expect(!adapter.log.contains(SyncthingInstance.apiKey))
         if gui == .https {
@@ -409,7 +409,7 @@ struct SyncthingSingleInstanceTests {
         try waitForToolbar(c, "Pause syncing", diagnostics: diagnostics)
         // Syncing again: a new file reaches synced.
         try touchFile(st.folder + "/after-resume.txt", "x")
-        try c.waitForState(st.folder + "/after-resume.txt", "synced after resuming", diagnostics: diagnostics) { $0.state == "synced" }
+        try c.waitForState(st.folder + "/after-resume.txt", "synced after resuming", diagnostics: diagnostics) { $0.state == .synced }
     }
 
     /// Waits until the adapter's line in `TOOLBAR` is named `name`, woken by `* TOOLBAR` pushes.

@@ -84,19 +84,19 @@ func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
     }
 
     @Test func eachGitStateHasItsBadgeAndMessage() {
-        #expect(v("a.txt") == Verdict("pending", "modified"))
+        #expect(v("a.txt") == Verdict(.pending, "modified"))
         // Deleted in the index, and back as an untracked file: the staged change comes first.
-        #expect(v("d/e/b.txt") == Verdict("pending", "staged"))
-        #expect(v("new name.txt") == Verdict("pending", "staged"))
+        #expect(v("d/e/b.txt") == Verdict(.pending, "staged"))
+        #expect(v("new name.txt") == Verdict(.pending, "staged"))
         // The old name of a staged rename: a tombstone, pending until the rename is pushed.
-        #expect(v("old name.txt", gone: true) == Verdict("pending", "staged"))
-        #expect(v("merge.txt") == Verdict("conflict", "both modified"))
-        #expect(v("u/v/q.txt") == Verdict("pending", "untracked"))
+        #expect(v("old name.txt", gone: true) == Verdict(.pending, "staged"))
+        #expect(v("merge.txt") == Verdict(.conflict, "both modified"))
+        #expect(v("u/v/q.txt") == Verdict(.pending, "untracked"))
         #expect(v("d/z.log") == .ignored)
         #expect(v("build", dir: true) == .ignored)
         #expect(v("build/o", above: true) == .ignored)
-        #expect(v("pushed-not.txt") == Verdict("pending", "not pushed: 2 commits"))
-        #expect(v("one.txt") == Verdict("pending", "not pushed: 1 commit"))
+        #expect(v("pushed-not.txt") == Verdict(.pending, "not pushed: 2 commits"))
+        #expect(v("one.txt") == Verdict(.pending, "not pushed: 1 commit"))
         #expect(v("clean.txt") == .synced)
         #expect(v("d", dir: true) == .synced)
         // A deletion git no longer mentions is done with: the tombstone goes.
@@ -107,8 +107,8 @@ func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
     @Test func goneDirectoryTakesItsFilesState() throws {
         let moved = GitView(status: try GitStatus.parse(bytes("# branch.oid a\0# branch.head main\0# branch.upstream o/main\0# branch.ab +1 -0\0"
             + "1 .D N... 100644 100644 000000 a a docs/guide.md\0? manual/guide.md\0")), unpushed: [bytes("old/x.c"): 1])
-        #expect(moved.verdict(bytes("docs"), isDirectory: false, gone: true, ancestorIgnored: false) == Verdict("pending", "deleted"))
-        #expect(moved.verdict(bytes("old"), isDirectory: false, gone: true, ancestorIgnored: false) == Verdict("pending", "not pushed: 1 commit"))
+        #expect(moved.verdict(bytes("docs"), isDirectory: false, gone: true, ancestorIgnored: false) == Verdict(.pending, "deleted"))
+        #expect(moved.verdict(bytes("old"), isDirectory: false, gone: true, ancestorIgnored: false) == Verdict(.pending, "not pushed: 1 commit"))
         #expect(moved.verdict(bytes("doc"), isDirectory: false, gone: true, ancestorIgnored: false) == .synced)
     }
 
@@ -121,16 +121,16 @@ func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
 
     @Test func withoutUpstreamCleanFilesArePending() throws {
         let noUpstream = GitView(status: try GitStatus.parse(bytes("# branch.oid abc\0# branch.head topic\0? n.txt\0")))
-        #expect(noUpstream.verdict(bytes("clean.txt"), isDirectory: false, gone: false, ancestorIgnored: false) == Verdict("pending", "no upstream"))
-        #expect(noUpstream.verdict(bytes("n.txt"), isDirectory: false, gone: false, ancestorIgnored: false) == Verdict("pending", "untracked"))
+        #expect(noUpstream.verdict(bytes("clean.txt"), isDirectory: false, gone: false, ancestorIgnored: false) == Verdict(.pending, "no upstream"))
+        #expect(noUpstream.verdict(bytes("n.txt"), isDirectory: false, gone: false, ancestorIgnored: false) == Verdict(.pending, "untracked"))
         #expect(noUpstream.verdict(bytes("gone.txt"), isDirectory: false, gone: true, ancestorIgnored: false) == .synced)
     }
 
     /// Another repository inside the tree: git shows it as one untracked directory.
     @Test func nestedRepositoryIsUntrackedThroughout() throws {
         let nested = GitView(status: try GitStatus.parse(bytes("# branch.oid a\0# branch.head main\0# branch.upstream o/main\0# branch.ab +0 -0\0? vendor/lib/\0")))
-        #expect(nested.verdict(bytes("vendor/lib"), isDirectory: true, gone: false, ancestorIgnored: false) == Verdict("pending", "untracked"))
-        #expect(nested.verdict(bytes("vendor/lib/src/x.c"), isDirectory: false, gone: false, ancestorIgnored: false) == Verdict("pending", "untracked"))
+        #expect(nested.verdict(bytes("vendor/lib"), isDirectory: true, gone: false, ancestorIgnored: false) == Verdict(.pending, "untracked"))
+        #expect(nested.verdict(bytes("vendor/lib/src/x.c"), isDirectory: false, gone: false, ancestorIgnored: false) == Verdict(.pending, "untracked"))
         #expect(nested.verdict(bytes("vendor/other.c"), isDirectory: false, gone: false, ancestorIgnored: false) == .synced)
     }
 

@@ -7,18 +7,18 @@ import Testing
     /// A tree as the daemon lists it after `ADD-ROOT`: everything `unknown`.
     func fresh() -> RepoModel {
         var m = RepoModel()
-        m.upsert([], isDirectory: true, gen: 1, shown: Verdict("unknown"))
+        m.upsert([], isDirectory: true, gen: 1, shown: Verdict(.unknown))
         m.listed(RepoModel.root, children: [
-            (bytes(".git"), true, 1, Verdict("unknown")),
-            (bytes("a.txt"), false, 1, Verdict("unknown")),
-            (bytes("src"), true, 1, Verdict("unknown")),
-            (bytes("build"), true, 1, Verdict("unknown")),
+            (bytes(".git"), true, 1, Verdict(.unknown)),
+            (bytes("a.txt"), false, 1, Verdict(.unknown)),
+            (bytes("src"), true, 1, Verdict(.unknown)),
+            (bytes("build"), true, 1, Verdict(.unknown)),
         ])
         m.listed(m.find(bytes("src"))!, children: [
-            (bytes("src/x.c"), false, 3, Verdict("unknown")),
-            (bytes("src/y.c"), false, 7, Verdict("pending")),
+            (bytes("src/x.c"), false, 3, Verdict(.unknown)),
+            (bytes("src/y.c"), false, 7, Verdict(.pending)),
         ])
-        m.listed(m.find(bytes("build"))!, children: [(bytes("build/o"), false, 1, Verdict("unknown"))])
+        m.listed(m.find(bytes("build"))!, children: [(bytes("build/o"), false, 1, Verdict(.unknown))])
         return m
     }
 
@@ -44,12 +44,12 @@ import Testing
 
     @Test func onlyWhatDiffersIsSentAgain() {
         var m = fresh()
-        let j = judge(["build": .ignored, "src/y.c": Verdict("pending", "modified")])
+        let j = judge(["build": .ignored, "src/y.c": Verdict(.pending, "modified")])
         for s in m.plan(judge: j) { m.applied(s) }
         #expect(m.plan(judge: j).isEmpty)
         // One file staged: one SET, with that file's generation.
-        let staged = judge(["build": .ignored, "src/y.c": Verdict("pending", "modified"), "src/x.c": Verdict("pending", "staged")])
-        #expect(m.plan(judge: staged) == [RepoModel.PlannedSet(rel: bytes("src/x.c"), verdict: Verdict("pending", "staged"), gen: 3)])
+        let staged = judge(["build": .ignored, "src/y.c": Verdict(.pending, "modified"), "src/x.c": Verdict(.pending, "staged")])
+        #expect(m.plan(judge: staged) == [RepoModel.PlannedSet(rel: bytes("src/x.c"), verdict: Verdict(.pending, "staged"), gen: 3)])
     }
 
     /// A push of a few files in a big clean directory: those files alone, not the directory
@@ -58,15 +58,15 @@ import Testing
         var m = RepoModel()
         m.upsert([], isDirectory: true, gen: 1, shown: .synced)
         m.listed(RepoModel.root, children: [(bytes("big"), true, 1, .synced)])
-        m.listed(m.find(bytes("big"))!, children: (0..<10).map { (bytes("big/f\($0)"), false, UInt64(1 + $0), $0 == 4 ? Verdict("pending", "not pushed: 1 commit") : .synced) })
+        m.listed(m.find(bytes("big"))!, children: (0..<10).map { (bytes("big/f\($0)"), false, UInt64(1 + $0), $0 == 4 ? Verdict(.pending, "not pushed: 1 commit") : .synced) })
         #expect(m.plan(judge: judge([:])) == [RepoModel.PlannedSet(rel: bytes("big/f4"), verdict: .synced, gen: 5)])
     }
 
     @Test func aWholeTreeCleanIsOneSet() {
         var m = RepoModel()
-        m.upsert([], isDirectory: true, gen: 2, shown: Verdict("unknown"))
-        m.listed(RepoModel.root, children: [(bytes("d"), true, 2, Verdict("unknown")), (bytes("f"), false, 5, Verdict("pending"))])
-        m.listed(m.find(bytes("d"))!, children: [(bytes("d/g"), false, 9, Verdict("unknown"))])
+        m.upsert([], isDirectory: true, gen: 2, shown: Verdict(.unknown))
+        m.listed(RepoModel.root, children: [(bytes("d"), true, 2, Verdict(.unknown)), (bytes("f"), false, 5, Verdict(.pending))])
+        m.listed(m.find(bytes("d"))!, children: [(bytes("d/g"), false, 9, Verdict(.unknown))])
         #expect(m.plan(judge: judge([:])) == [RepoModel.PlannedSet(rel: [], verdict: .synced, gen: 9, recursive: true)])
     }
 
@@ -74,7 +74,7 @@ import Testing
     @Test func unknownChildrenAreListedFirst() {
         var m = RepoModel()
         m.upsert([], isDirectory: true, gen: 1, shown: .synced)
-        m.listed(RepoModel.root, children: [(bytes("new"), true, 4, Verdict("pending")), (bytes(".git"), true, 1, .ignored)])
+        m.listed(RepoModel.root, children: [(bytes("new"), true, 4, Verdict(.pending)), (bytes(".git"), true, 1, .ignored)])
         let j = judge([:])
         #expect(m.unknownDirectories(judge: j) == [m.find(bytes("new"))!])
         #expect(m.plan(judge: j) == [RepoModel.PlannedSet(rel: bytes("new"), verdict: .synced, gen: 4)])
@@ -83,25 +83,25 @@ import Testing
     @Test func outcomesUpdateWhatIsShown() {
         var m = fresh()
         // The recursive SET covers what is not newer than its generation.
-        m.upsert(bytes("src/late.c"), isDirectory: false, gen: 12, shown: Verdict("pending"))
+        m.upsert(bytes("src/late.c"), isDirectory: false, gen: 12, shown: Verdict(.pending))
         m.applied(RepoModel.PlannedSet(rel: bytes("src"), verdict: .synced, gen: 7, recursive: true))
         #expect(m[m.find(bytes("src/x.c"))!].shown == .synced)
-        #expect(m[m.find(bytes("src/late.c"))!].shown == Verdict("pending"))
+        #expect(m[m.find(bytes("src/late.c"))!].shown == Verdict(.pending))
         // Ignored on a directory covers everything below.
         m.applied(RepoModel.PlannedSet(rel: bytes("build"), verdict: .ignored, gen: 1))
         #expect(m[m.find(bytes("build/o"))!].shown == .ignored)
         // A tombstone set synced is gone.
-        m.upsert(bytes("old.txt"), isDirectory: false, gone: true, gen: 20, shown: Verdict("pending"))
+        m.upsert(bytes("old.txt"), isDirectory: false, gone: true, gen: 20, shown: Verdict(.pending))
         m.applied(RepoModel.PlannedSet(rel: bytes("old.txt"), verdict: .synced, gen: 20))
         #expect(m.find(bytes("old.txt")) == nil)
         m.stale(bytes("a.txt"), gen: 30)
-        #expect(m[m.find(bytes("a.txt"))!].gen == 30 && m[m.find(bytes("a.txt"))!].shown == Verdict("pending"))
+        #expect(m[m.find(bytes("a.txt"))!].gen == 30 && m[m.find(bytes("a.txt"))!].shown == Verdict(.pending))
     }
 
     @Test func listingReplacesChildrenButKeepsTombstones() {
         var m = fresh()
         let src = m.find(bytes("src"))!
-        m.upsert(bytes("src/gone.c"), isDirectory: false, gone: true, gen: 8, shown: Verdict("pending"))
+        m.upsert(bytes("src/gone.c"), isDirectory: false, gone: true, gen: 8, shown: Verdict(.pending))
         m.listed(src, children: [(bytes("src/x.c"), false, 3, .synced)])
         #expect(m.find(bytes("src/y.c")) == nil)
         #expect(m.find(bytes("src/gone.c")) != nil)

@@ -1,5 +1,6 @@
 import Testing
 @testable import SyncBadgeCore
+@testable import SyncBadgeProtocol
 
 /// Paths as bytes; PROTOCOL.md, "Framing" (`bad-path`).
 @Suite struct PathBytesTests {

@@ -1,5 +1,6 @@
 import Testing
 @testable import SyncBadgeCore
+@testable import SyncBadgeProtocol
 
 /// PROTOCOL.md, "Framing": the field encoding.
 @Suite struct PercentEncodingTests {

@@ -90,8 +90,8 @@ import Testing
             problems.append("liveCount \(t.liveCount), reachable \(reachable)")
         }
         // Every non-root node has exactly one entry in the child table.
-        if t.slotsUsed != reachable - t.roots.count || t.slots.filter({ $0 >= 0 }).count != t.slotsUsed {
-            problems.append("child table holds \(t.slotsUsed) (\(t.slots.filter { $0 >= 0 }.count) found), \(reachable - t.roots.count) linked")
+        if t.childTable.used != reachable - t.roots.count || t.childTable.slots.filter({ $0 >= 0 }).count != t.childTable.used {
+            problems.append("child table holds \(t.childTable.used) (\(t.childTable.slots.filter { $0 >= 0 }.count) found), \(reachable - t.roots.count) linked")
         }
         if liveNameBytes + t.namesFree != t.names.count {
             problems.append("names: \(liveNameBytes) live + \(t.namesFree) free != \(t.names.count)")

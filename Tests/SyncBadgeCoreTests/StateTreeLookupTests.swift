@@ -1,5 +1,6 @@
 import Testing
 @testable import SyncBadgeCore
+@testable import SyncBadgeProtocol
 
 /// The allocation-free STATUS path (StateTree+Lookup.swift) gives exactly what the general
 /// one does: the same node for every path, the same ITEM line for every node.

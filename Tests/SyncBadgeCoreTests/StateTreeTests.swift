@@ -52,11 +52,11 @@ import Testing
             t.addRoot(path: b("/r"), scan: scan([]), rules: .none)
         }
         #expect(t.liveCount == 1)
-        #expect(t.slotsUsed == 0)
+        #expect(t.childTable.used == 0)
         // One round's names are under 2 KB; 200 rounds wrote over 300 KB.
         #expect(t.names.count - t.namesFree < 100)
         #expect(t.names.count < 200_000)
-        #expect(t.slots.count <= 256)
+        #expect(t.childTable.slots.count <= 256)
         t.localChange(b("/r/x/y"), kind: .file)
         #expect(t.path(try #require(t.id("/r/x/y"))) == b("/r/x/y"))
     }
@@ -79,7 +79,7 @@ import Testing
         #expect(names(t, t.children(try #require(t.id("/r/a")))) == ["x", "y"])
         #expect(t.counts(try #require(t.id("/r"))) == counts([(.unknown, 4)]))
         #expect(t.counts(try #require(t.id("/r/a"))) == counts([(.unknown, 2)]))
-        #expect(t.slotsUsed == 4)
+        #expect(t.childTable.used == 4)
     }
 
     // MARK: Adding a root

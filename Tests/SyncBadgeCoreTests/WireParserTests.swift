@@ -1,5 +1,6 @@
 import Testing
 @testable import SyncBadgeCore
+@testable import SyncBadgeProtocol
 
 /// PROTOCOL.md, "Framing" and "Requests, responses, pushes": splitting request lines.
 @Suite struct WireParserTests {

@@ -2,7 +2,7 @@ import NIOCore
 import NIOEmbedded
 import Testing
 import SyncBadgeCore
-import SyncBadgeWatcher
+import SyncBadgeWatchEvents
 @testable import SyncBadgeServer
 
 /// The engine as a whole, on an EmbeddedEventLoop with fakes (Support/EngineHarness.swift):

@@ -1,5 +1,6 @@
 import Testing
 @testable import SyncBadgeServer
+import SyncBadgeProtocol
 
 /// ObserverIndex: exact, counted, per connection (PROTOCOL.md, "Observing directories").
 @Suite struct ObserverIndexTests {

@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 import SyncBadgeCore
 @testable import SyncBadgeWatcher
+import SyncBadgeWatchEvents
 
 /// Real inotify on real temporary directories. libinotifytools is one global per process, so
 /// every test that makes a `Watcher` lives in this one serialized suite, one watcher at a time.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SyncthingAdapter
+import SyncBadgeProtocol
 
 /// Recorded events of Syncthing 1.19.2, two instances on loopback sharing folder "shared".
 func fixture(_ name: String) throws -> [SyncthingEvent] {
@@ -23,7 +24,7 @@ func mapper(root: String = "/sync", peers: [String] = [peerA]) -> SyncthingMappe
     return m
 }
 
-func sets(_ actions: [AdapterAction]) -> [BadgeSet] {
+func sets(_ actions: [AdapterAction]) -> [SetRequest] {
     actions.compactMap { if case .set(let s) = $0 { s } else { nil } }
 }
 
@@ -46,7 +47,7 @@ func sets(_ actions: [AdapterAction]) -> [BadgeSet] {
         var m = mapper()
         var out: [AdapterAction] = []
         for e in try fixture("receive-new-file.json") { out += m.event(e.payload, fs: FakeFS(paths: ["/sync"])) }
-        #expect(sets(out) == [BadgeSet("syncing", "/sync", progress: 0, message: "receiving new.txt")])
+        #expect(sets(out) == [SetRequest(.syncing, "/sync", progress: 0, message: "receiving new.txt")])
         #expect(out.contains(.check(folder: "shared", names: ["", "new.txt"])))
     }
 
@@ -57,9 +58,9 @@ func sets(_ actions: [AdapterAction]) -> [BadgeSet] {
         let fs = FakeFS(paths: ["/sync", "/sync/sub"])
         var out: [AdapterAction] = []
         for e in try fixture("receive-error.json") { out += m.event(e.payload, fs: fs) }
-        let errors = sets(out).filter { $0.state == "error" }
+        let errors = sets(out).filter { $0.state == .error }
         #expect(!errors.isEmpty)
-        #expect(errors.allSatisfy { $0.path == "/sync/sub" && ($0.message ?? "").hasPrefix("sub/x.txt: ") })
+        #expect(errors.allSatisfy { $0.pathString == "/sync/sub" && ($0.message ?? "").hasPrefix("sub/x.txt: ") })
         #expect(errors.last?.message == "sub/x.txt: syncing: opening temp file: open /tmp/stprobe/fb/sub/.syncthing.x.txt.tmp: operation not permitted")
     }
 
@@ -78,7 +79,7 @@ func sets(_ actions: [AdapterAction]) -> [BadgeSet] {
         var m = mapper(peers: [peerB])
         #expect(m.event(events[1].payload, fs: FakeFS(paths: [])) == [.lookUpBlocks(folder: "shared", name: "big.bin", blocksDone: 12)])
         #expect(sets(m.remoteProgress(folder: "shared", name: "big.bin", blocksDone: 12, numBlocks: 32))
-                == [BadgeSet("syncing", "/sync/big.bin", progress: 37, message: "sending")])
+                == [SetRequest(.syncing, "/sync/big.bin", progress: 37, message: "sending")])
     }
 
     /// A receives the remote index of B having the file: the file it sent is checked.
@@ -98,17 +99,17 @@ func sets(_ actions: [AdapterAction]) -> [BadgeSet] {
     @Test func existingFileCarriesItsOwnProgress() {
         var m = mapper()
         _ = m.changed(path: "/sync/a/f.txt", gen: 7, fs: fs)
-        #expect(sets(m.event(.itemStarted(folder: "shared", item: "a/f.txt"), fs: fs)) == [BadgeSet("syncing", "/sync/a/f.txt", gen: 7, progress: 0)])
+        #expect(sets(m.event(.itemStarted(folder: "shared", item: "a/f.txt"), fs: fs)) == [SetRequest(.syncing, "/sync/a/f.txt", gen: 7, progress: 0)])
         let p = m.event(.downloadProgress(["shared": ["a/f.txt": .init(bytesDone: 512, bytesTotal: 1024)]]), fs: fs)
-        #expect(sets(p) == [BadgeSet("syncing", "/sync/a/f.txt", gen: 7, progress: 50)])
+        #expect(sets(p) == [SetRequest(.syncing, "/sync/a/f.txt", gen: 7, progress: 50)])
     }
 
     @Test func missingFileProgressGoesOnTheNearestExistingAncestor() {
         var m = mapper()
         #expect(sets(m.event(.itemStarted(folder: "shared", item: "a/b/c/new.bin"), fs: fs))
-                == [BadgeSet("syncing", "/sync/a", progress: 0, message: "receiving a/b/c/new.bin")])
+                == [SetRequest(.syncing, "/sync/a", progress: 0, message: "receiving a/b/c/new.bin")])
         let p = m.event(.downloadProgress(["shared": ["a/b/c/new.bin": .init(bytesDone: 3, bytesTotal: 4)]]), fs: fs)
-        #expect(sets(p) == [BadgeSet("syncing", "/sync/a", progress: 75, message: "receiving a/b/c/new.bin")])
+        #expect(sets(p) == [SetRequest(.syncing, "/sync/a", progress: 75, message: "receiving a/b/c/new.bin")])
         let done = m.event(.itemFinished(folder: "shared", item: "a/b/c/new.bin", error: nil), fs: fs)
         #expect(done == [.check(folder: "shared", names: ["a", "a/b/c/new.bin"])])
     }
@@ -117,22 +118,22 @@ func sets(_ actions: [AdapterAction]) -> [BadgeSet] {
         var m = mapper()
         _ = m.event(.itemStarted(folder: "shared", item: "a/new.txt"), fs: fs)
         let failed = m.event(.itemFinished(folder: "shared", item: "a/new.txt", error: "open: operation not permitted"), fs: fs)
-        #expect(sets(failed) == [BadgeSet("error", "/sync/a", message: "a/new.txt: open: operation not permitted")])
+        #expect(sets(failed) == [SetRequest(.error, "/sync/a", message: "a/new.txt: open: operation not permitted")])
         // The directory keeps the error while its file failed: a check of it changes nothing.
         let c = FileCheck(folder: "shared", name: "a", gen: 3, disk: DiskIdentity(size: 0, mtimeNanoseconds: 0, isDirectory: true),
                           db: DBFile(global: record("a", v: ["X:1"]), local: record("a", v: ["X:1"])))
         #expect(m.checked(c).isEmpty)
         let fixed = m.event(.itemFinished(folder: "shared", item: "a/new.txt", error: nil), fs: fs)
         #expect(fixed == [.check(folder: "shared", names: ["a", "a/new.txt"])])
-        #expect(sets(m.checked(c)) == [BadgeSet("synced", "/sync/a", gen: 3)])
+        #expect(sets(m.checked(c)) == [SetRequest(.synced, "/sync/a", gen: 3)])
     }
 
     @Test func folderErrorsAndFolderStateErrors() {
         var m = mapper()
         let e = m.event(.folderErrors(folder: "shared", errors: [.init(path: "a/f.txt", error: "permission denied")]), fs: fs)
-        #expect(sets(e) == [BadgeSet("error", "/sync/a/f.txt", message: "permission denied")])
+        #expect(sets(e) == [SetRequest(.error, "/sync/a/f.txt", message: "permission denied")])
         let s = m.event(.stateChanged(folder: "shared", to: "error", error: "folder marker missing"), fs: fs)
-        #expect(sets(s) == [BadgeSet("error", "/sync", message: "folder marker missing")])
+        #expect(sets(s) == [SetRequest(.error, "/sync", message: "folder marker missing")])
         #expect(m.event(.stateChanged(folder: "shared", to: "idle", error: nil), fs: fs) == [.rebuild(folder: "shared")])
     }
 
@@ -141,15 +142,15 @@ func sets(_ actions: [AdapterAction]) -> [BadgeSet] {
         let copy = "a/f.sync-conflict-20261123-190618-6P4VZKN.txt"
         let both = FakeFS(paths: fs.paths.union(["/sync/" + copy]))
         let out = m.event(.remoteChangeDetected(folder: "shared", path: copy, action: "modified", type: "file"), fs: both)
-        #expect(sets(out).map(\.state) == ["conflict", "conflict"])
-        #expect(sets(out).map(\.path) == ["/sync/" + copy, "/sync/a/f.txt"])
+        #expect(sets(out).map(\.state) == [.conflict, .conflict])
+        #expect(sets(out).map(\.pathString) == ["/sync/" + copy, "/sync/a/f.txt"])
         // Syncthing's later word on the original does not undo the conflict.
         let r = record("a/f.txt", v: ["A:1"])
         let c = FileCheck(folder: "shared", name: "a/f.txt", gen: 9, disk: nil, db: DBFile(global: r, local: r))
         #expect(m.checked(c).isEmpty)
         // The copy renamed over the original ("Keep this copy"): both go back to Syncthing's view.
         #expect(m.changed(path: "/sync/" + copy, gen: nil, fs: fs).isEmpty)
-        #expect(sets(m.checked(c)).map(\.state) == ["pending"])
+        #expect(sets(m.checked(c)).map(\.state) == [.pending])
         // A disk event that comes after the copy is gone does not bring the conflict back.
         let late = m.event(.localChangeDetected(folder: "shared", path: copy, action: "deleted", type: "file"), fs: fs)
         #expect(late == [.check(folder: "shared", names: [copy])])
@@ -159,13 +160,13 @@ func sets(_ actions: [AdapterAction]) -> [BadgeSet] {
         var m = mapper()
         m.ignores(folder: "shared", lines: ["*.log", "/build", "// comment"])
         let all = FakeFS(paths: ["/sync/x.log", "/sync/.stfolder", "/sync/build", "/sync/.syncthing.f.txt.tmp"])
-        #expect(sets(m.changed(path: "/sync/deep/x.log", gen: 2, fs: all)) == [BadgeSet("synced", "/sync/deep/x.log", gen: 2)])
-        #expect(sets(m.changed(path: "/sync/x.log", gen: 2, fs: all)) == [BadgeSet("ignored", "/sync/x.log", gen: 2)])
-        #expect(sets(m.changed(path: "/sync/.syncthing.f.txt.tmp", gen: 3, fs: all)) == [BadgeSet("ignored", "/sync/.syncthing.f.txt.tmp", gen: 3)])
+        #expect(sets(m.changed(path: "/sync/deep/x.log", gen: 2, fs: all)) == [SetRequest(.synced, "/sync/deep/x.log", gen: 2)])
+        #expect(sets(m.changed(path: "/sync/x.log", gen: 2, fs: all)) == [SetRequest(.ignored, "/sync/x.log", gen: 2)])
+        #expect(sets(m.changed(path: "/sync/.syncthing.f.txt.tmp", gen: 3, fs: all)) == [SetRequest(.ignored, "/sync/.syncthing.f.txt.tmp", gen: 3)])
         // The temporary file renamed over the real one leaves a tombstone with nothing to sync.
-        #expect(sets(m.changed(path: "/sync/.syncthing.g.txt.tmp", gen: nil, fs: all)) == [BadgeSet("synced", "/sync/.syncthing.g.txt.tmp")])
+        #expect(sets(m.changed(path: "/sync/.syncthing.g.txt.tmp", gen: nil, fs: all)) == [SetRequest(.synced, "/sync/.syncthing.g.txt.tmp")])
         let walked = m.walked(folder: "shared", entries: [("build", true), (".stfolder", true), ("ok.txt", false)])
-        #expect(sets(walked) == [BadgeSet("ignored", "/sync/build", recursive: true), BadgeSet("ignored", "/sync/.stfolder", recursive: true)])
+        #expect(sets(walked) == [SetRequest(.ignored, "/sync/build", recursive: true), SetRequest(.ignored, "/sync/.stfolder", recursive: true)])
     }
 
     @Test func configChangesAreFollowed() {
@@ -198,7 +199,7 @@ func sets(_ actions: [AdapterAction]) -> [BadgeSet] {
         var m = mapper()
         let out = m.rebuilt(folder: "shared", complete: true, neededHere: [], neededByPeers: [:], errors: [], folderError: nil,
                             daemonPending: [], fs: fs)
-        #expect(out == [.set(BadgeSet("synced", "/sync", recursive: true))])
+        #expect(out == [.set(SetRequest(.synced, "/sync", recursive: true))])
         let pending = m.rebuilt(folder: "shared", complete: false, neededHere: ["a/f.txt", "gone.txt"], neededByPeers: [peerA: ["b.txt"]],
                                 errors: [], folderError: nil, daemonPending: ["/sync/c.txt"], fs: fs)
         #expect(pending.last == .check(folder: "shared", names: ["a/f.txt", "b.txt", "c.txt"]))
@@ -278,17 +279,17 @@ func record(_ name: String, v: [String], size: Int64 = 0, modified: String = "20
 /// set on each path is kept, as the daemon would show it.
 struct Replay {
     var m = mapper()
-    var shown: [String: BadgeSet] = [:]
+    var shown: [String: SetRequest] = [:]
 
     mutating func event(_ e: SyncthingEvent.Payload, fs: FakeFS) { apply(m.event(e, fs: fs), fs: fs) }
 
     mutating func apply(_ actions: [AdapterAction], fs: FakeFS) {
         for a in actions {
             switch a {
-            case .set(let s): shown[s.path] = s
+            case .set(let s): shown[s.pathString] = s
             case .check(let folder, let names):
                 for name in names {
-                    if name.isEmpty { shown["/sync"] = BadgeSet("synced", "/sync"); continue }
+                    if name.isEmpty { shown["/sync"] = SetRequest(.synced, "/sync"); continue }
                     let r = record(name, v: ["A:1"])
                     let disk = fs.exists("/sync/" + name) ? DiskIdentity(size: 0, mtimeNanoseconds: 0, isDirectory: true) : nil
                     apply(m.checked(FileCheck(folder: folder, name: name, gen: nil, disk: disk, db: DBFile(global: r, local: r))), fs: fs)
@@ -313,14 +314,14 @@ struct Replay {
     @Test func failureHandledAfterTheFileArrivedReleasesTheDirectory() {
         var r = Replay()
         r.event(.itemStarted(folder: "shared", item: "locked/f.txt"), fs: before)
-        #expect(r.shown["/sync/locked"] == BadgeSet("syncing", "/sync/locked", progress: 0, message: "receiving locked/f.txt"))
+        #expect(r.shown["/sync/locked"] == SetRequest(.syncing, "/sync/locked", progress: 0, message: "receiving locked/f.txt"))
         r.event(.itemFinished(folder: "shared", item: "locked/f.txt", error: denied), fs: after)
-        #expect(r.shown["/sync/locked/f.txt"]?.state == "error")
+        #expect(r.shown["/sync/locked/f.txt"]?.state == .error)
         // The attempt that succeeded, handled with the file in place.
         r.event(.itemStarted(folder: "shared", item: "locked/f.txt"), fs: after)
         r.event(.itemFinished(folder: "shared", item: "locked/f.txt", error: nil), fs: after)
-        #expect(r.shown["/sync/locked/f.txt"]?.state == "synced")
-        #expect(r.shown["/sync/locked"] == BadgeSet("synced", "/sync/locked"))
+        #expect(r.shown["/sync/locked/f.txt"]?.state == .synced)
+        #expect(r.shown["/sync/locked"] == SetRequest(.synced, "/sync/locked"))
     }
 
     /// The failure is on the directory; the pull's FolderErrors is handled once the file exists
@@ -329,12 +330,12 @@ struct Replay {
         var r = Replay()
         r.event(.itemStarted(folder: "shared", item: "locked/f.txt"), fs: before)
         r.event(.itemFinished(folder: "shared", item: "locked/f.txt", error: denied), fs: before)
-        #expect(r.shown["/sync/locked"]?.state == "error")
+        #expect(r.shown["/sync/locked"]?.state == .error)
         r.event(.folderErrors(folder: "shared", errors: [.init(path: "locked/f.txt", error: "syncing: " + denied + "\n")]), fs: after)
         r.event(.itemStarted(folder: "shared", item: "locked/f.txt"), fs: after)
         r.event(.itemFinished(folder: "shared", item: "locked/f.txt", error: nil), fs: after)
-        #expect(r.shown["/sync/locked/f.txt"]?.state == "synced")
-        #expect(r.shown["/sync/locked"] == BadgeSet("synced", "/sync/locked"))
+        #expect(r.shown["/sync/locked/f.txt"]?.state == .synced)
+        #expect(r.shown["/sync/locked"] == SetRequest(.synced, "/sync/locked"))
     }
 
     /// A second ItemStarted for the same name without the first's ItemFinished (Syncthing pairs
@@ -344,7 +345,7 @@ struct Replay {
         r.event(.itemStarted(folder: "shared", item: "locked/f.txt"), fs: before)
         r.event(.itemStarted(folder: "shared", item: "locked/f.txt"), fs: after)
         r.event(.itemFinished(folder: "shared", item: "locked/f.txt", error: nil), fs: after)
-        #expect(r.shown["/sync/locked"] == BadgeSet("synced", "/sync/locked"))
+        #expect(r.shown["/sync/locked"] == SetRequest(.synced, "/sync/locked"))
     }
 
     /// The orderings that already worked: retries that fail then succeed, all handled before
@@ -361,7 +362,7 @@ struct Replay {
         r.event(.itemFinished(folder: "shared", item: "locked/f.txt", error: nil), fs: after)
         // A progress snapshot handled after the finish changes nothing.
         r.event(.downloadProgress(["shared": ["locked/f.txt": .init(bytesDone: 0, bytesTotal: 4)]]), fs: after)
-        #expect(r.shown["/sync/locked/f.txt"]?.state == "synced")
-        #expect(r.shown["/sync/locked"] == BadgeSet("synced", "/sync/locked"))
+        #expect(r.shown["/sync/locked/f.txt"]?.state == .synced)
+        #expect(r.shown["/sync/locked"] == SetRequest(.synced, "/sync/locked"))
     }
 }

@@ -8,6 +8,8 @@
   ``* ACTION`` and its ANSWER)
 - viewer: actions with the engines' answers, toolbar items (``* TOOLBAR``), and wait(): until
   paths are synced
+- testing (imported on its own: ``from syncbadge import testing``): a syncbadged of a test's
+  own, on a private socket, its log read as it comes
 
 See Clients/python/README.md.
 """

@@ -37,6 +37,7 @@ LOG = logging.getLogger("syncbadge")
 PROTOCOL_VERSION = 1
 MAX_LINE = 1 << 20          # a longer line from the daemon closes the connection
 _CHUNK = 65536
+_RAW_CHUNK = 1 << 20        # read_lines(): one read takes what a burst of pushes left
 _SEND_FLAGS = getattr(socket, "MSG_NOSIGNAL", 0)
 
 
@@ -164,6 +165,7 @@ class Connection(object):
         self.bye_reason = None      # the reason of the last `* BYE`
         self.connect_retries = 0    # connects that found the listen backlog full and waited
         self.malformed = 0          # malformed lines received (and skipped)
+        self.unmatched = 0          # answers received for no request waiting (and skipped)
         self._sock = None
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
@@ -322,21 +324,39 @@ class Connection(object):
             tag = str(next(self._tags))
             line = codec.format_line(tag, verb, fields, options)
             reply = self._pending[tag] = Reply(self, tag, verb, on_answer, on_data)
-            if not self.threaded:
-                self._out += line
-                error = self._flush_locked()
+        self._write(sock, line)
+        return reply
+
+    def send_raw(self, data, tags=()):
+        """Writes `data` as it is, for tests that send what send() refuses (malformed or
+        over-long lines, garbage). The answers to the lines it holds come back as Replies, one
+        per tag of `tags` (returned in that order). Raises Disconnected when not connected."""
+        with self._lock:
+            sock = self._sock
+            if sock is None:
+                raise Disconnected(self.closed_reason or "not connected")
+            replies = [self._pending.setdefault(tag, Reply(self, tag, None)) for tag in tags]
+        self._write(sock, bytes(data))
+        return replies
+
+    def _write(self, sock, data):
         if self.threaded:
             error = None
             with self._send_lock:
                 try:
-                    sock.sendall(line, _SEND_FLAGS)
+                    sock.sendall(data, _SEND_FLAGS)
                 except (BrokenPipeError, ConnectionResetError):
                     pass                # the reader meets the end, and the daemon's last words
                 except OSError as ex:
                     error = "send: %s" % ex
+        else:
+            with self._lock:
+                if self._sock is not sock:
+                    return
+                self._out += data
+                error = self._flush_locked()
         if error:
             self._close_if(sock, error)
-        return reply
 
     def flush(self):
         """Writes buffered output without blocking; True when all of it went."""
@@ -415,6 +435,47 @@ class Connection(object):
             return self.read_available()
         return self._sock is not None
 
+    def read_lines(self, timeout=0.0):
+        """For measurements and tests that read the wire themselves (no reader thread): waits up
+        to `timeout` seconds for input, reads once, and returns (lines, received): the complete
+        lines that came, raw (bytes without the LF), and the time.monotonic() at which the read
+        returned, taken before any line is looked at; ([], None) when nothing came. The lines
+        are not dispatched: an answer read so finishes no Reply, a push is not queued. Raises
+        Disconnected when the connection is or becomes closed (the daemon closed it)."""
+        if self.threaded:
+            raise RuntimeError("a reader thread reads this connection")
+        sock = self._sock
+        if sock is None:
+            raise Disconnected(self.closed_reason or "not connected")
+        if self._out:
+            self.flush()
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        try:
+            ready = poller.poll(max(0, int(timeout * 1000 + 0.999)))
+        except InterruptedError:
+            ready = []
+        if not ready:
+            return [], None
+        try:
+            chunk = sock.recv(_RAW_CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return [], None
+        except ConnectionResetError:
+            chunk = b""
+        except OSError as ex:
+            self._close_if(sock, "receive: %s" % ex)
+            raise Disconnected(self.closed_reason)
+        received = time.monotonic()
+        if not chunk:
+            self._close_if(sock, self._eof_reason())
+            raise Disconnected(self._eof_reason())
+        try:
+            return self._framer.feed(chunk), received
+        except codec.ProtocolError as ex:
+            self._close_if(sock, str(ex))
+            raise Disconnected(str(ex))
+
     def _eof_reason(self):
         if self.bye_reason:
             return "the daemon closed the connection (BYE %s)" % self.bye_reason
@@ -475,6 +536,7 @@ class Connection(object):
             if reply is not None and m.is_final:
                 del self._pending[m.head]
         if reply is None:
+            self.unmatched += 1
             LOG.debug("syncbadge: an answer for no request: %r", m)
         elif m.is_final:
             reply._finish(m)

@@ -167,6 +167,38 @@ class Blocking(Base):
             else:
                 os.environ["SYNCBADGE_SOCKET"] = old
 
+    def test_raw_lines_out_and_in(self):
+        # What tests of the daemon's input handling and the benchmarks' timed waits use: bytes the
+        # codec would refuse go out as they are, their answers come back by tag, and lines read
+        # raw (timed) are neither answers nor queued pushes.
+        c = self.connection().open()
+        r, = c.send_raw(b"x1 ECHO a=b\n", tags=["x1"])
+        self.assertTrue(r.wait(5))
+        self.assertEqual((r.ok, r.final.options), (True, {"a": b"b"}))
+        self.assertEqual(c.send_raw(b"x2 PUSH NOTE /n\n"), [])
+        lines, received = [], None
+        deadline = time.monotonic() + 5
+        while len(lines) < 2 and time.monotonic() < deadline:
+            got, at = c.read_lines(1)
+            lines += got
+            received = received or at
+        self.assertEqual(lines, [b"* NOTE /n", b"x2 OK"])
+        self.assertLessEqual(received, time.monotonic())
+        self.assertEqual(c.take_pushes(), [])
+        self.assertEqual(c.unmatched, 0)
+        self.assertEqual(c.read_lines(0), ([], None))
+        self.assertTrue(c.request("PING").ok)
+        c.send("QUIT")
+        with self.assertRaises(Disconnected):
+            while True:
+                c.read_lines(5)
+
+    def test_an_answer_for_no_request_is_counted(self):
+        c = self.connection().open()
+        c.send_raw(b"stray PING\n")
+        self.assertTrue(c.request("PING").ok)
+        self.assertEqual(c.unmatched, 1)
+
     def test_bad_fields_raise_before_sending(self):
         c = self.connection().open()
         with self.assertRaises(ValueError):

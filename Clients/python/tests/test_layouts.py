@@ -1,9 +1,10 @@
-"""The ranger plugin and the rsync-mirror engine find the package wherever they are put:
-in the repository, installed by `make install` ($(SHARE)/syncbadge/{ranger,providers,python}),
-reached through a symbolic link (as ranger's plugin directory usually holds it), and when a
-module that is not the package already holds the name `syncbadge`. Each check runs a fresh
-interpreter without site-packages (-S -E), so an installed copy of the package cannot hide a
-failure. ranger itself is a stub here: only the plugin's import is under test.
+"""The ranger plugin, the rsync-mirror engine and vifm's helper find the package wherever they
+are put: in the repository, installed by `make install` ($(SHARE)/syncbadge/{ranger,providers,
+vifm,python}), reached through a symbolic link (as ranger's plugin directory usually holds it),
+alone beside an installed package (as Debian's packages lay them out), and when a module that is
+not the package already holds the name `syncbadge`. Each check runs a fresh interpreter without
+site-packages (-S -E), so an installed copy of the package cannot hide a failure. ranger itself is
+a stub here: only the plugin's import is under test.
 """
 
 import os
@@ -18,6 +19,7 @@ import vectors
 REPO = vectors.REPO
 PLUGIN = os.path.join(REPO, "Examples", "ranger", "syncbadge.py")
 ENGINE = os.path.join(REPO, "Examples", "providers", "rsync-mirror", "rsync_mirror.py")
+VIFM_HELPER = os.path.join(REPO, "Examples", "vifm", "syncbadge", "syncbadge-vifm")
 PACKAGE = os.path.join(vectors.CLIENT, "syncbadge")
 
 # Just enough of ranger for the plugin's module-level code.
@@ -80,12 +82,14 @@ class Layouts(unittest.TestCase):
         return config
 
     def install(self):
-        """What `make install` puts under $(SHARE)/syncbadge for the two."""
+        """What `make install` puts under $(SHARE)/syncbadge for the three."""
         share = os.path.join(self.tmp, "share", "syncbadge")
         os.makedirs(os.path.join(share, "ranger"))
         os.makedirs(os.path.join(share, "providers"))
+        os.makedirs(os.path.join(share, "vifm", "syncbadge"))
         shutil.copy(PLUGIN, os.path.join(share, "ranger"))
         shutil.copy(ENGINE, os.path.join(share, "providers"))
+        shutil.copy(VIFM_HELPER, os.path.join(share, "vifm", "syncbadge"))
         shutil.copytree(PACKAGE, os.path.join(share, "python", "syncbadge"),
                         ignore=shutil.ignore_patterns("__pycache__"))
         return share
@@ -116,21 +120,34 @@ class Layouts(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("ROOT", r.stdout.upper())
 
+    def test_vifm_helper_installed(self):
+        share = self.install()
+        r = subprocess.run([sys.executable, "-S", "-E", os.path.join(share, "vifm", "syncbadge", "syncbadge-vifm"),
+                            "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                           timeout=60, cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("--cache", r.stdout)
+
     def test_a_module_that_is_not_the_package_holds_the_name(self):
         other = os.path.join(self.tmp, "other")
         os.mkdir(other)
         with open(os.path.join(other, "syncbadge.py"), "w") as f:
             f.write("NOT_THE_PACKAGE = True\n")
         name, origin = self.python(LOAD_ENGINE, ENGINE, other)
-        self.assertEqual((name, origin), ("_syncbadge_client", os.path.join(PACKAGE, "__init__.py")))
+        self.assertEqual((name, origin), ("syncbadge", os.path.join(PACKAGE, "__init__.py")))
 
-    def test_an_installed_package_comes_first(self):
-        # A plain `import syncbadge` that works (pip install, PYTHONPATH) wins.
+    def test_the_copy_that_came_with_the_file_comes_first(self):
+        # An installed package (pip install, PYTHONPATH) serves a file that has no copy of its own
+        # beside it, as Debian's packages lay them out; where there is one, that copy is used.
         site = os.path.join(self.tmp, "site")
         shutil.copytree(PACKAGE, os.path.join(site, "syncbadge"), ignore=shutil.ignore_patterns("__pycache__"))
         name, origin = self.python(LOAD_ENGINE, ENGINE, site)
+        self.assertEqual((name, origin), ("syncbadge", os.path.join(PACKAGE, "__init__.py")))
+        alone = os.path.join(self.tmp, "doc", "examples")
+        os.makedirs(alone)
+        shutil.copy(ENGINE, alone)
+        name, origin = self.python(LOAD_ENGINE, os.path.join(alone, "rsync_mirror.py"), site)
         self.assertEqual((name, origin), ("syncbadge", os.path.join(site, "syncbadge", "__init__.py")))
-
 
 if __name__ == "__main__":
     unittest.main()

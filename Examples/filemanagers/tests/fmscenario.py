@@ -19,8 +19,6 @@ import time
 
 import fmsession as fs
 
-BINARY = os.environ.get("SYNCBADGED") or os.path.join(fs.REPO, ".build", "debug", "syncbadged")
-
 # (name, state) in name order: the order the file managers lay them out.
 FILES = [("a-synced.txt", "synced"), ("b-syncing.txt", "syncing"), ("c-error.txt", "error"),
          ("d-conflict.txt", "conflict"), ("e-pending.txt", "pending"), ("f-ignored.txt", "ignored"),
@@ -42,8 +40,8 @@ def require(run_under):
     """For setUpModule: a screen, and the daemon to test. `run_under` says how to get a screen."""
     if not os.environ.get("DISPLAY"):
         raise RuntimeError("no DISPLAY: run under " + run_under)
-    if not os.access(BINARY, os.X_OK):
-        raise RuntimeError("no daemon at %s (swift build --product syncbadged, or set SYNCBADGED)" % BINARY)
+    if fs.missing_daemon():
+        raise RuntimeError(fs.missing_daemon())
 
 
 class Scenario(object):
@@ -58,7 +56,7 @@ class Scenario(object):
         `keep`) are copied to artifacts/<label>-<time>."""
         self.work = os.path.realpath(tempfile.mkdtemp(prefix=prefix))
         self.shots = 0
-        self.daemon = fs.Daemon(BINARY, self.work)
+        self.daemon = fs.daemon(self.work)
         self.fm = None
         self.conns = []
         ok = False

@@ -1,4 +1,4 @@
-"""Support for the file-manager tests: the real daemon, a file manager on its own session bus
+"""Support for the file-manager tests: the real daemon (syncbadge.testing), a file manager on its own session bus
 (with a stand-in notification server), screenshots, emblem finding by colour, clicks.
 
 Every process is started here and stopped by its pid (a file manager by its process group,
@@ -11,7 +11,6 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -19,6 +18,10 @@ REPO = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "Clients", "python"))
 
 import syncbadge as sb  # noqa: E402  (the package under Clients/python)
+from syncbadge import testing  # noqa: E402
+
+# The daemon under test: $SYNCBADGED, else this checkout's debug build.
+BINARY = testing.daemon_binary()
 
 # The fill colour of each default badge (Badges/<id>.svg), as drawn: emblems are opaque there.
 BADGE_COLOURS = {
@@ -44,46 +47,19 @@ def wait_until(what, predicate, timeout, interval=0.05):
         time.sleep(interval)
 
 
-class Daemon(object):
-    """The real syncbadged on a private socket and state directory."""
+def missing_daemon():
+    """Why the daemon under test cannot run here, or None."""
+    if not os.access(BINARY, os.X_OK):
+        return "no daemon at %s (swift build --product syncbadged, or set SYNCBADGED)" % BINARY
+    return None
 
-    def __init__(self, binary, workdir):
-        self.binary = binary
-        self.socket = os.path.join(workdir, "run", "daemon.sock")
-        self.state = os.path.join(workdir, "state")
-        self.log_path = os.path.join(workdir, "syncbadged.log")
-        self.proc = None
 
-    def start(self):
-        log = open(self.log_path, "ab")
-        start = log.tell()
-        self.proc = subprocess.Popen([self.binary, "--socket", self.socket, "--state-dir", self.state,
-                                      "--badges", os.path.join(REPO, "Badges"), "--log-level", "info"],
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
-        log.close()
-
-        def listening():
-            if self.proc.poll() is not None:
-                raise Failure("syncbadged exited: %s" % self.text()[start:])
-            return "listening" in self.text()[start:]
-        wait_until("syncbadged to listen", listening, 30)
-
-    def text(self):
-        with open(self.log_path, "rb") as f:
-            return f.read().decode("utf-8", "replace")
-
-    def stop(self):
-        if self.proc is not None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-            self.proc = None
-
-    def connect(self, role, name):
-        return sb.Connection(path=self.socket, role=role, name=name, threaded=True).open(10)
+def daemon(workdir):
+    """The real syncbadged on a private socket and state directory in `workdir`, with the
+    repository's badges; its log also in workdir/syncbadged.log (kept with a failing run's
+    artifacts). Not started yet."""
+    return testing.Daemon(workdir, badges=os.path.join(REPO, "Badges"),
+                          log_file=os.path.join(workdir, "syncbadged.log"))
 
 
 class FileManager(object):

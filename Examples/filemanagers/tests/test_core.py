@@ -24,7 +24,6 @@ import unittest
 import fmsession as fs
 from gi.repository import Gio, GLib
 
-BINARY = os.environ.get("SYNCBADGED") or os.path.join(fs.REPO, ".build", "debug", "syncbadged")
 EXTENSION = os.path.join(fs.REPO, "Examples", "filemanagers", "syncbadge_fm.py")
 
 
@@ -99,10 +98,10 @@ class Tee(io.StringIO):
 
 class CoreTests(unittest.TestCase):
     def setUp(self):
-        if not os.access(BINARY, os.X_OK):
-            self.fail("no daemon at %s (swift build --product syncbadged, or set SYNCBADGED)" % BINARY)
+        if fs.missing_daemon():
+            self.fail(fs.missing_daemon())
         self.work = os.path.realpath(tempfile.mkdtemp(prefix="syncbadge-fm-core-"))
-        self.daemon = fs.Daemon(BINARY, self.work)
+        self.daemon = fs.daemon(self.work)
         self.root = os.path.join(self.work, "root")
         os.makedirs(self.root)
         self.env = dict(os.environ)

@@ -15,7 +15,6 @@ carries the requests and pushes.
 """
 import argparse
 import hashlib
-import importlib.util
 import json
 import logging
 import os
@@ -29,32 +28,12 @@ import threading
 import time
 
 
-def _load_client():
-    """The syncbadge package: installed (a plain import), else found from this file's real
-    location (symbolic links resolved): ../python as `make install` lays it out, or
-    ../../Clients/python and ../../../Clients/python in the repository."""
-    try:
-        import syncbadge
-    except ImportError:
-        syncbadge = None
-    if getattr(syncbadge, "Connection", None) is not None:
-        return syncbadge
-    here = os.path.dirname(os.path.realpath(__file__))
-    for rel in ("../python", "../../Clients/python", "../../../Clients/python"):
-        package = os.path.normpath(os.path.join(here, rel, "syncbadge"))
-        init = os.path.join(package, "__init__.py")
-        if os.path.isfile(init):
-            # Under its own name, unless that name is taken by a module that is not it.
-            name = "syncbadge" if syncbadge is None else "_syncbadge_client"
-            spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[package])
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            spec.loader.exec_module(module)
-            return module
-    raise ImportError("the syncbadge Python package (Clients/python) is neither installed nor next to " + here)
-
-
-sb = _load_client()
+# The syncbadge package that came with this file comes first: ../python as `make install` lays it
+# out, or the repository's Clients/python, from this file's real location; else an installed one
+# (python3-syncbadge, where Debian's packages put this file among the examples).
+_HERE = os.path.dirname(os.path.realpath(__file__))
+sys.path[:0] = [os.path.normpath(os.path.join(_HERE, rel)) for rel in ("../python", "../../../Clients/python")]
+import syncbadge as sb  # noqa: E402
 Disconnected, ServerError = sb.Disconnected, sb.ServerError
 
 LARGE = 1 << 20            # files above this get an rsync run of their own, with progress=

@@ -22,7 +22,6 @@ sys.path.insert(0, os.path.join(REPO, "Examples", "filemanagers", "tests"))
 
 import fmsession as fs  # noqa: E402  (the real daemon on a private socket, waits with deadlines)
 
-BINARY = os.environ.get("SYNCBADGED") or os.path.join(REPO, ".build", "debug", "syncbadged")
 FILES = [("a-synced.txt", "synced", "\u2713"), ("b-syncing.txt", "syncing", "\u27f340%"),
          ("c-error.txt", "error", "\u2717"), ("d-conflict.txt", "conflict", "\u21c4"),
          ("e-pending.txt", "pending", "\u21e1"), ("f-ignored.txt", "ignored", "\u2298"),
@@ -40,11 +39,11 @@ class VifmTests(unittest.TestCase):
     def setUp(self):
         if shutil.which("vifm") is None or shutil.which("tmux") is None:
             self.fail("vifm and tmux are needed (make deps)")
-        if not os.access(BINARY, os.X_OK):
-            self.fail("no daemon at %s (swift build --product syncbadged, or set SYNCBADGED)" % BINARY)
+        if fs.missing_daemon():
+            self.fail(fs.missing_daemon())
         self.work = os.path.realpath(tempfile.mkdtemp(prefix="syncbadge-vifm-test-"))
         self.tmux_socket = "syncbadge-vifm-test-%d" % os.getpid()
-        self.daemon = fs.Daemon(BINARY, self.work)
+        self.daemon = fs.daemon(self.work)
         self.conns = []
         self.addCleanup(self.cleanup)
 

@@ -128,7 +128,7 @@ final class DaemonHarness {
         try start()
     }
 
-    func connect(role: String = "viewer", name: String = "test") throws -> Connection {
+    func connect(role: Role = .viewer, name: String = "test") throws -> Connection {
         try Connection(socketPath: socket, role: role, name: name)
     }
 
@@ -141,7 +141,7 @@ final class DaemonHarness {
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             FileManager.default.createFile(atPath: path, contents: Data("x".utf8))
         }
-        let admin = try connect(role: "admin")
+        let admin = try connect(role: .admin)
         _ = try admin.request("ADD-ROOT", [.path(Array(root.utf8))], timeout: 60)
         return root
     }

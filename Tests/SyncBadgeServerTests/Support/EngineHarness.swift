@@ -4,7 +4,7 @@ import NIOEmbedded
 import Synchronization
 import SyncBadgeCore
 import SyncBadgeStore
-import SyncBadgeWatcher
+import SyncBadgeWatchEvents
 @testable import SyncBadgeServer
 
 /// The watcher's side, recorded: tests answer its commands with `Engine.apply`.

@@ -1,0 +1,47 @@
+/// One `ROOT` line: `ROOT <path> <state>|removed [provider=] watches=<n> [scanning=1]
+/// [degraded=] [message=]`, an answer to `ROOTS` or a `* ROOT` push.
+public struct Root: Sendable, Equatable {
+    public var path: [UInt8]
+    /// The root's roll-up; nil once it is no root any more (`removed`, pushes only).
+    public var state: SyncState?
+    /// The name of the provider that claimed it.
+    public var provider: String?
+    public var watches: Int?
+    public var scanning: Bool
+    public var degraded: String?
+    public var message: String?
+
+    public static let removedName = "removed"
+
+    public init(path: [UInt8], state: SyncState?, provider: String? = nil, watches: Int? = nil, scanning: Bool = false,
+                degraded: String? = nil, message: String? = nil) {
+        self.path = path
+        self.state = state
+        self.provider = provider
+        self.watches = watches
+        self.scanning = scanning
+        self.degraded = degraded
+        self.message = message
+    }
+
+    /// The wire's name for `state`: a state's, or `removed`.
+    public var stateName: String { state?.name ?? Self.removedName }
+
+    /// Reads a `ROOT` line; nil for another kind, or a state that is not the protocol's.
+    public init?(_ m: WireMessage) {
+        guard m.kind == "ROOT", m.fields.count >= 2, m.fields[0].isPath else { return nil }
+        path = m.fields[0].bytes
+        let name = m.fields[1].string
+        if name == Self.removedName {
+            state = nil
+        } else {
+            guard let s = SyncState(name: name) else { return nil }
+            state = s
+        }
+        provider = m.option("provider")
+        watches = m.option("watches").flatMap { Int($0) }
+        scanning = m.option("scanning") == "1"
+        degraded = m.option("degraded")
+        message = m.option("message")
+    }
+}

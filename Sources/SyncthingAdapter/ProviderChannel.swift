@@ -1,0 +1,227 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Logging
+import Synchronization
+import SyncBadgeClient
+import SyncBadgeCore
+
+/// What arrives on the provider connection.
+public enum DaemonPush: Sendable, Equatable {
+    /// Connected (again): `epoch` tells whether the daemon restarted.
+    case connected(epoch: String)
+    /// `from`: the old path of a move, which left a tombstone.
+    case changed(path: String, gen: UInt64, from: String?)
+    /// Changes were dropped for a slow reader: ask `CHANGES` again.
+    case resetChanges(root: String)
+    /// `reply`: the token to `ANSWER` with, when the client asked for an answer (1.2).
+    case action(id: String, paths: [String], target: String?, reply: String?)
+    case lost
+}
+
+/// The provider connection that holds the claims: one thread owns it, waits on it and on a
+/// wake-up pipe with `poll` (no timer, no wake-up while idle), claims what `follow` asks for
+/// and hands each push to `onPush`. It reconnects, with backoff, when the daemon goes away.
+public final class ProviderChannel: Sendable {
+    struct Wanted: Sendable {
+        var roots: [String] = []
+        var stopping = false
+        var generation = 0
+        /// Menu items and the toolbar item as they should be now; a change is defined again on
+        /// the live connection.
+        var menus: [MenuDefinition]
+        var toolbar: ToolbarDefinition?
+        /// Answers to send (1.2): on this connection, the one the actions came on.
+        var answers: [(token: String, message: String?, failed: Bool)] = []
+    }
+    let socketPath: String
+    let name: String
+    let wanted: Mutex<Wanted>
+    let wakeRead: Int32
+    let wakeWrite: Int32
+    let onPush: @Sendable (DaemonPush) -> Void
+    let logger: Logger
+
+    public init(socketPath: String, name: String, menus: [MenuDefinition], toolbar: ToolbarDefinition?,
+                logger: Logger, onPush: @escaping @Sendable (DaemonPush) -> Void) {
+        self.socketPath = socketPath
+        self.name = name
+        self.wanted = Mutex(Wanted(menus: menus, toolbar: toolbar))
+        self.logger = logger
+        self.onPush = onPush
+        var fds: [Int32] = [0, 0]
+        _ = pipe(&fds)
+        for fd in fds {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+        }
+        wakeRead = fds[0]
+        wakeWrite = fds[1]
+    }
+
+    deinit {
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    public func start() {
+        let t = Thread { [self] in self.main() }
+        t.start()
+    }
+
+    /// Claims exactly these roots. A root dropped is given up with `UNCLAIM` where the daemon
+    /// has it (1.2), and by a new connection where it has not.
+    public func follow(roots: [String]) {
+        wanted.withLock {
+            if !Set(roots).isSuperset(of: Set($0.roots)) { $0.generation += 1 }
+            $0.roots = roots
+        }
+        wake()
+    }
+
+    /// Answers an action whose push carried `reply=<token>`.
+    public func answer(token: String, message: String?, failed: Bool) {
+        wanted.withLock { $0.answers.append((token, message, failed)) }
+        wake()
+    }
+
+    /// Replaces menu items (same kind and id) and the toolbar item, on the live connection and
+    /// every later one.
+    public func define(menus changed: [MenuDefinition] = [], toolbar: ToolbarDefinition? = nil) {
+        wanted.withLock { w in
+            for m in changed {
+                if let i = w.menus.firstIndex(where: { $0.kind == m.kind && $0.id == m.id }) { w.menus[i] = m } else { w.menus.append(m) }
+            }
+            if let toolbar { w.toolbar = toolbar }
+        }
+        wake()
+    }
+
+    public func stop() {
+        wanted.withLock { $0.stopping = true }
+        wake()
+    }
+
+    func wake() {
+        var b: UInt8 = 1
+        _ = write(wakeWrite, &b, 1)
+    }
+
+    func drainWake() {
+        var buf = [UInt8](repeating: 0, count: 64)
+        while read(wakeRead, &buf, buf.count) > 0 {}
+    }
+
+    func main() {
+        var backoff = 0.05
+        var saidLost = false
+        while !wanted.withLock({ $0.stopping }) {
+            do {
+                try session { saidLost = false }
+                backoff = 0.05
+            } catch {
+                if !saidLost {
+                    logger.warning("syncbadged is not answering on \(socketPath): \(error); retrying")
+                    onPush(.lost)
+                    saidLost = true
+                }
+            }
+            if wanted.withLock({ $0.stopping }) { break }
+            // Backoff without a timer thread: poll on the wake pipe alone.
+            var p = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
+            _ = poll(&p, 1, Int32(backoff * 1000))
+            drainWake()
+            backoff = min(backoff * 2, 2)
+        }
+    }
+
+    /// One connection's life: returns when the roots shrank, throws when the daemon went away.
+    func session(connected: () -> Void) throws {
+        let c = try Connection(socketPath: socketPath, role: .provider, name: name)
+        logger.info("provider connection to syncbadged open", metadata: ["epoch": "\(c.epoch)"])
+        connected()
+        var definedMenus: [MenuDefinition] = []
+        var definedToolbar: ToolbarDefinition?
+        // Answers queued for an earlier connection cannot be given on this one.
+        wanted.withLock { $0.answers.removeAll() }
+        onPush(.connected(epoch: c.epoch))
+        let canUnclaim = c.capabilities.contains("unclaim")
+        var claimed = Set<String>()
+        var generation = wanted.withLock { $0.generation }
+        while true {
+            let (roots, gen, stopping, menus, toolbar, answers) = wanted.withLock { w in
+                defer { w.answers.removeAll() }
+                return (w.roots, w.generation, w.stopping, w.menus, w.toolbar, w.answers)
+            }
+            if stopping { return }
+            for m in menus where !definedMenus.contains(m) {
+                _ = try c.request(.defineMenu(kind: m.kind, id: m.id, title: m.title, states: m.states, enabled: m.enabled), timeout: 30)
+            }
+            definedMenus = menus
+            if let toolbar, toolbar != definedToolbar {
+                _ = try c.request(.defineToolbar(name: toolbar.name, tooltip: toolbar.tooltip), timeout: 30)
+                definedToolbar = toolbar
+            }
+            for a in answers {
+                do {
+                    _ = try c.request(.answer(a.token, message: a.message, failed: a.failed), timeout: 30)
+                } catch ClientError.server(let code, let message) {
+                    // Too late (the client's 10 seconds passed) or the client went away.
+                    logger.debug("answer \(a.token): \(code) \(message ?? "")")
+                }
+            }
+            if gen != generation {
+                guard canUnclaim else { return }
+                for r in claimed.subtracting(roots).sorted() {
+                    do {
+                        _ = try c.request(.unclaim(Array(r.utf8)), timeout: 30)
+                    } catch ClientError.server(let code, let message) {
+                        // The root went first (removed), which ended the claim.
+                        logger.debug("unclaim \(r): \(code) \(message ?? "")")
+                    }
+                    claimed.remove(r)
+                }
+                generation = gen
+            }
+            for r in roots where !claimed.contains(r) {
+                do {
+                    _ = try c.request(.claim(Array(r.utf8)), timeout: 30)
+                    _ = try c.request(.subscribeChanges(Array(r.utf8)), timeout: 30)
+                    claimed.insert(r)
+                } catch ClientError.server(let code, let message) {
+                    // Not a root yet (the loop adds it first) or claimed by another engine.
+                    logger.warning("cannot claim \(r): \(code) \(message ?? "")")
+                    claimed.insert(r)
+                }
+            }
+            while let m = try c.nextPush(timeout: 0) { dispatch(m) }
+            var fds = [pollfd(fd: c.descriptor, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            let rc = poll(&fds, 2, -1)
+            if rc < 0 && errno != EINTR { throw ClientError.closed(nil) }
+            if fds[1].revents != 0 { drainWake() }
+            if fds[0].revents != 0 {
+                // Readable or hung up: read at least one line, which throws at the end.
+                if let m = try c.nextPush(timeout: nil) { dispatch(m) }
+            }
+        }
+    }
+
+    func dispatch(_ m: WireMessage) {
+        switch m.kind {
+        case "CHANGED":
+            guard let p = m.fields.first, p.isPath, let gen = m.option("gen").flatMap(UInt64.init) else { return }
+            onPush(.changed(path: String(decoding: p.bytes, as: UTF8.self), gen: gen, from: m.option("from")))
+        case "RESET-CHANGES":
+            guard let p = m.fields.first, p.isPath else { return }
+            onPush(.resetChanges(root: String(decoding: p.bytes, as: UTF8.self)))
+        case "ACTION":
+            guard let id = m.fields.first?.string else { return }
+            let paths = m.fields.dropFirst().filter(\.isPath).map { String(decoding: $0.bytes, as: UTF8.self) }
+            onPush(.action(id: id, paths: paths, target: m.option("target"), reply: m.option("reply")))
+        default:
+            break
+        }
+    }
+}

@@ -1,0 +1,29 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import FoundationEssentials
+import SyncBadgeClient
+import SyncBadgeCore
+import SyncBadgeProtocol
+
+struct Add: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "Register a directory as a root: watch it and track every entry in it.",
+        discussion: "Returns once every directory is watched and every entry indexed.")
+
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The directory to register.") var dir: String
+    @Flag(name: .customLong("no-default-ignores"), help: "Do not ignore editor swap and backup files (*.swp, *~, .#*).")
+    var noDefaultIgnores = false
+
+    func run() throws {
+        let path = CLI.absolute(dir)
+        let c = try connection.connect(role: .admin)
+        var fields: [RequestField] = [.path(path)]
+        if noDefaultIgnores { fields.append(.option("ignore-defaults", "0")) }
+        _ = CLI.run(path) { try c.request(Request(.addRoot, fields)) }
+        printLine("watching \(PathBytes.display(path))")
+    }
+}

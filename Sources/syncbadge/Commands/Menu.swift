@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import FoundationEssentials
+import SyncBadgeClient
+import SyncBadgeProtocol
+
+/// `syncbadge menu`: the context menu a file browser would show.
+struct Menu: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "menu",
+        abstract: "List the menu items for paths, with the ids `syncbadge action` takes.",
+        discussion: "Items come from the sync engine that claimed the root, then the built-in ones (Ignore, Stop ignoring, Show details).")
+
+    enum Kind: String, ExpressibleByArgument, CaseIterable {
+        case items, container, sidebar, toolbar
+    }
+
+    @OptionGroup var connection: ConnectionOptions
+    @Option(help: "items (the selection), container (a directory's background), sidebar or toolbar.") var kind: Kind = .items
+    @Option(help: "The directory the menu is shown in (for container, sidebar and toolbar menus).") var target: String?
+    @Argument(help: "The selected paths (default: the current directory).") var paths: [String] = []
+    @Flag(help: "JSON Lines output.") var json = false
+
+    func run() throws {
+        let c = try connection.connect()
+        var fields: [RequestField] = [.word(kind.rawValue)]
+        if let target { fields.append(.option("target", CLI.absolute(target))) }
+        let selected = (paths.isEmpty && target == nil ? ["."] : paths).map(CLI.absolute)
+        fields += selected.map { .path($0) }
+        let reply = CLI.run(selected.first) { try c.request(Request(.menu, fields)) }
+        for m in reply.data where m.kind == "MENUITEM" {
+            let id = m.fields.first?.string ?? "?"
+            let enabled = m.option("enabled") != "0"
+            if json {
+                printLine("{\"id\":\(JSON.string(id)),\"title\":\(JSON.string(m.option("title") ?? "")),\"enabled\":\(enabled)}")
+            } else {
+                printLine("\(id.padded(to: 22)) \(m.option("title") ?? "")\(enabled ? "" : " (disabled)")")
+            }
+        }
+    }
+}
