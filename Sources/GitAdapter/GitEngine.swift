@@ -39,7 +39,7 @@ public final class GitEngine {
     /// Directories named (on the command line or in the file) that are not working trees, and
     /// why: said once each.
     var refused: [String: String] = [:]
-    var session: DaemonSession?
+    var session: ProviderSession?
     var retryAt: ContinuousClock.Instant?
     var backoff = 0.05
     var saidLost = false
@@ -152,9 +152,9 @@ public final class GitEngine {
 
     func connect() {
         do {
-            let s = try DaemonSession(socketPath: socketPath, name: name)
+            let s = try ProviderSession(socketPath: socketPath, name: name)
             session = s
-            for m in Self.menus { try s.defineMenu(m.kind, m.id, title: m.title, states: m.states) }
+            for m in Self.menus { try s.defineMenu(kind: m.kind, id: m.id, title: m.title, states: m.states) }
             toolbar = nil
             if saidLost { logger.notice("syncbadged is back (epoch \(s.epoch)): claiming and rebuilding every root") }
             saidLost = false
@@ -200,32 +200,32 @@ public final class GitEngine {
     }
 
     func handle(_ m: WireMessage) {
-        switch m.kind {
-        case "CHANGED":
-            guard let p = m.fields.first, p.isPath, let r = repository(containing: p.bytes), let rel = r.relative(p.bytes) else { return }
+        switch m.messageKind {
+        case .changed:
+            guard let c = Changed(m), let r = repository(containing: c.path), let rel = r.relative(c.path) else { return }
             if GitView.isGitDirectory(rel) { return }
-            let gen = m.option("gen").flatMap(UInt64.init)
-            let what = m.option("what") ?? "modify"
-            if let from = m.options["from"], let fromRel = r.relative(from), !GitView.isGitDirectory(fromRel) {
+            let gen = c.gen
+            let what = c.what ?? .modify
+            if let from = c.from, let fromRel = r.relative(from), !GitView.isGitDirectory(fromRel) {
                 _ = r.model.changed(fromRel, gen: 0, isDirectory: false, gone: true)
                 r.dirty[fromRel] = .some(nil)
             }
-            if what == "delete" {
+            if what == .delete {
                 _ = r.model.changed(rel, gen: gen ?? 0, isDirectory: false, gone: true)
             } else {
                 // A directory created or moved in brings contents to list; an attribute change does not.
-                let isDir = Self.isDirectory(p.bytes)
-                let known = isDir && what == "modify" && r.model.find(rel).map { r.model[$0].isDirectory && r.model[$0].childrenKnown } == true
+                let isDir = Self.isDirectory(c.path)
+                let known = isDir && what == .modify && r.model.find(rel).map { r.model[$0].isDirectory && r.model[$0].childrenKnown } == true
                 _ = r.model.changed(rel, gen: gen ?? 0, isDirectory: isDir, gone: false)
                 if known, let id = r.model.find(rel) { r.model.setChildrenKnown(id, true) }
             }
             r.dirty[rel] = .some(gen)
             if PathBytes.lastComponent(rel).elementsEqual(".gitignore".utf8) { requestFull(r, settle: false) }
-        case "RESET-CHANGES":
+        case .resetChanges:
             guard let p = m.fields.first, p.isPath, let r = repository(containing: p.bytes) else { return }
             r.built = false
-        case "ACTION":
-            action(m)
+        case .action:
+            if let a = ActionCall(m) { action(a) }
         default:
             break
         }
@@ -279,7 +279,7 @@ public final class GitEngine {
 
     /// Lists a directory and everything below it into the model, level by level, with the
     /// listings pipelined. Ignored directories (and `.git`) are not entered.
-    func walk(_ r: Repository, from start: RepoModel.ID, _ s: DaemonSession) throws {
+    func walk(_ r: Repository, from start: RepoModel.ID, _ s: ProviderSession) throws {
         var level = [start]
         while !level.isEmpty {
             let listings = try s.list(level.map { r.absolute(r.model[$0].rel) })
@@ -500,12 +500,12 @@ public final class GitEngine {
 
     // MARK: Actions
 
-    func action(_ m: WireMessage) {
-        guard let id = m.fields.first?.string else { return }
-        var paths = m.fields.dropFirst().filter(\.isPath).map(\.bytes)
+    func action(_ a: ActionCall) {
+        let id = a.id
+        var paths = a.paths
         // A folder's background menu may name the folder as its target alone.
-        if paths.isEmpty, let target = m.options["target"] { paths = [target] }
-        let token = m.option("reply")
+        if paths.isEmpty, let target = a.target { paths = [target] }
+        let token = a.reply
         func answer(_ message: String?, failed: Bool = false) {
             if !failed { logger.debug("\(id): \(message ?? "done")") } else { logger.notice("\(id) failed: \(message ?? "")") }
             guard let token, let s = session, s.canAnswer else { return }

@@ -135,9 +135,9 @@ public final class Connection {
                 continue
             }
             guard m.head == tag else { throw ClientError.malformed("answer for tag \(m.head) while waiting for \(tag)") }
-            switch m.kind {
-            case "OK": return Reply(data: data, ok: m)
-            case "ERR":
+            switch m.messageKind {
+            case .ok: return Reply(data: data, ok: m)
+            case .err:
                 throw ClientError.server(code: m.fields.first?.string ?? "?", message: m.option("message"))
             default: data.append(m)
             }
@@ -216,7 +216,7 @@ public final class Connection {
         guard let m = WireMessage(line: line) else {
             throw ClientError.malformed(String(decoding: line, as: UTF8.self))
         }
-        if m.isPush && m.kind == "BYE" { closedReason = m.fields.first?.string }
+        if m.isPush && m.messageKind == .bye { closedReason = m.fields.first?.string }
         return m
     }
 }

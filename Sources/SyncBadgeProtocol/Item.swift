@@ -38,7 +38,7 @@ public struct Item: Sendable, Equatable {
     /// Reads an `ITEM` line; nil for another kind of line, or one whose state or kind is not
     /// the protocol's. A missing `badge=` is the state's own, a missing `kind=` a file.
     public init?(_ m: WireMessage) {
-        guard m.kind == "ITEM", m.fields.count >= 2, m.fields[0].isPath else { return nil }
+        guard m.messageKind == .item, m.fields.count >= 2, m.fields[0].isPath else { return nil }
         path = m.fields[0].bytes
         let name = m.fields[1].string
         if name == Self.outsideName {

@@ -92,7 +92,7 @@ extension Item {
     /// A path under no root: `<head> ITEM <path> outside badge=outside kind=<kind>`.
     public static func outsideLine(head: String, path: [UInt8], kind: EntryKind) -> WireLine {
         var line = WireLine(head)
-        line.word("ITEM")
+        line.word(MessageKind.item.rawValue)
         line.field(path)
         line.word(outsideName)
         line.option("badge", outsideName)

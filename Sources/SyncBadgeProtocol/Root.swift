@@ -29,7 +29,7 @@ public struct Root: Sendable, Equatable {
 
     /// Reads a `ROOT` line; nil for another kind, or a state that is not the protocol's.
     public init?(_ m: WireMessage) {
-        guard m.kind == "ROOT", m.fields.count >= 2, m.fields[0].isPath else { return nil }
+        guard m.messageKind == .root, m.fields.count >= 2, m.fields[0].isPath else { return nil }
         path = m.fields[0].bytes
         let name = m.fields[1].string
         if name == Self.removedName {

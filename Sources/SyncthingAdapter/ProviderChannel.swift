@@ -138,7 +138,9 @@ public final class ProviderChannel: Sendable {
 
     /// One connection's life: returns when the roots shrank, throws when the daemon went away.
     func session(connected: () -> Void) throws {
-        let c = try Connection(socketPath: socketPath, role: .provider, name: name)
+        // It reads every push, `* ROOT` ones too.
+        let s = try ProviderSession(socketPath: socketPath, name: name, rootPushes: true)
+        let c = s.connection
         logger.info("provider connection to syncbadged open", metadata: ["epoch": "\(c.epoch)"])
         connected()
         var definedMenus: [MenuDefinition] = []
@@ -146,7 +148,7 @@ public final class ProviderChannel: Sendable {
         // Answers queued for an earlier connection cannot be given on this one.
         wanted.withLock { $0.answers.removeAll() }
         onPush(.connected(epoch: c.epoch))
-        let canUnclaim = c.capabilities.contains("unclaim")
+        let canUnclaim = s.capabilities.contains("unclaim")
         var claimed = Set<String>()
         var generation = wanted.withLock { $0.generation }
         while true {
@@ -156,16 +158,16 @@ public final class ProviderChannel: Sendable {
             }
             if stopping { return }
             for m in menus where !definedMenus.contains(m) {
-                _ = try c.request(.defineMenu(kind: m.kind, id: m.id, title: m.title, states: m.states, enabled: m.enabled), timeout: 30)
+                try s.defineMenu(kind: m.kind, id: m.id, title: m.title, states: m.states, enabled: m.enabled)
             }
             definedMenus = menus
             if let toolbar, toolbar != definedToolbar {
-                _ = try c.request(.defineToolbar(name: toolbar.name, tooltip: toolbar.tooltip), timeout: 30)
+                try s.defineToolbar(name: toolbar.name, tooltip: toolbar.tooltip)
                 definedToolbar = toolbar
             }
             for a in answers {
                 do {
-                    _ = try c.request(.answer(a.token, message: a.message, failed: a.failed), timeout: 30)
+                    try s.answer(a.token, message: a.message, failed: a.failed)
                 } catch ClientError.server(let code, let message) {
                     // Too late (the client's 10 seconds passed) or the client went away.
                     logger.debug("answer \(a.token): \(code) \(message ?? "")")
@@ -175,7 +177,7 @@ public final class ProviderChannel: Sendable {
                 guard canUnclaim else { return }
                 for r in claimed.subtracting(roots).sorted() {
                     do {
-                        _ = try c.request(.unclaim(Array(r.utf8)), timeout: 30)
+                        try s.unclaim(Array(r.utf8))
                     } catch ClientError.server(let code, let message) {
                         // The root went first (removed), which ended the claim.
                         logger.debug("unclaim \(r): \(code) \(message ?? "")")
@@ -186,8 +188,7 @@ public final class ProviderChannel: Sendable {
             }
             for r in roots where !claimed.contains(r) {
                 do {
-                    _ = try c.request(.claim(Array(r.utf8)), timeout: 30)
-                    _ = try c.request(.subscribeChanges(Array(r.utf8)), timeout: 30)
+                    try s.claim(Array(r.utf8), addingRoot: false)
                     claimed.insert(r)
                 } catch ClientError.server(let code, let message) {
                     // Not a root yet (the loop adds it first) or claimed by another engine.
@@ -209,17 +210,17 @@ public final class ProviderChannel: Sendable {
     }
 
     func dispatch(_ m: WireMessage) {
-        switch m.kind {
-        case "CHANGED":
-            guard let p = m.fields.first, p.isPath, let gen = m.option("gen").flatMap(UInt64.init) else { return }
-            onPush(.changed(path: String(decoding: p.bytes, as: UTF8.self), gen: gen, from: m.option("from")))
-        case "RESET-CHANGES":
+        switch m.messageKind {
+        case .changed:
+            guard let c = Changed(m), let gen = c.gen else { return }
+            onPush(.changed(path: String(decoding: c.path, as: UTF8.self), gen: gen, from: c.from.map { String(decoding: $0, as: UTF8.self) }))
+        case .resetChanges:
             guard let p = m.fields.first, p.isPath else { return }
             onPush(.resetChanges(root: String(decoding: p.bytes, as: UTF8.self)))
-        case "ACTION":
-            guard let id = m.fields.first?.string else { return }
-            let paths = m.fields.dropFirst().filter(\.isPath).map { String(decoding: $0.bytes, as: UTF8.self) }
-            onPush(.action(id: id, paths: paths, target: m.option("target"), reply: m.option("reply")))
+        case .action:
+            guard let a = ActionCall(m) else { return }
+            onPush(.action(id: a.id, paths: a.paths.map { String(decoding: $0, as: UTF8.self) },
+                           target: a.target.map { String(decoding: $0, as: UTF8.self) }, reply: a.reply))
         default:
             break
         }

@@ -64,4 +64,18 @@ private func text(_ l: WireLine) -> String { String(decoding: l.terminated(), as
         let gone = try #require(Root(try message("* ROOT /r removed")))
         #expect(gone.state == nil && gone.stateName == "removed" && !gone.scanning)
     }
+
+    @Test func pushesForProviders() throws {
+        let c = try #require(Changed(try message("* CHANGED /r/new%20name gen=12 what=move from=/r/old")))
+        #expect(c == Changed(path: b("/r/new name"), gen: 12, what: .move, from: b("/r/old")))
+        #expect(Changed(try message("* CHANGED /r/x gen=1 what=teleport"))?.what == nil)
+        let a = try #require(ActionCall(try message("* ACTION git.stage target=/r /r/a /r/b from=nautilus reply=t7")))
+        #expect(a.id == "git.stage" && a.paths == [b("/r/a"), b("/r/b")] && a.target == b("/r") && a.from == "nautilus" && a.reply == "t7")
+        #expect(ActionCall(try message("* CHANGED /r/x gen=1")) == nil)
+    }
+
+    @Test func everyKindIsItsOwnName() throws {
+        for k in MessageKind.allCases { #expect(try message("* \(k.rawValue)").messageKind == k) }
+        #expect(try message("* FUTURE-THING").messageKind == nil)
+    }
 }

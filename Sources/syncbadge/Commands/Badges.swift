@@ -17,7 +17,7 @@ struct Badges: ParsableCommand {
         let c = try connection.connect()
         let reply = CLI.run(nil) { try c.request(Request(.badges)) }
         let style = Style(badgeLines: reply.data)
-        for m in reply.data where m.kind == "BADGE" {
+        for m in reply.data where m.messageKind == .badge {
             let id = m.fields.first?.string ?? "?"
             if json {
                 var f = ["\"id\":\(JSON.string(id))"]

@@ -45,19 +45,19 @@ struct Changes: ParsableCommand {
         listAll(c, path)
         while true {
             guard let m = try? c.nextPush(timeout: nil) else { return }
-            switch m.kind {
-            case "CHANGED":
-                guard let p = m.fields.first?.bytes else { continue }
+            switch m.messageKind {
+            case .changed:
+                guard let c = Changed(m) else { continue }
                 if json {
-                    var f = [JSON.path(p), "\"gen\":\(m.option("gen") ?? "0")", "\"what\":\(JSON.string(m.option("what") ?? ""))"]
-                    if let from = m.options["from"] { f.append(JSON.path(from, key: "from")) }
+                    var f = [JSON.path(c.path), "\"gen\":\(c.gen ?? 0)", "\"what\":\(JSON.string(c.what?.rawValue ?? ""))"]
+                    if let from = c.from { f.append(JSON.path(from, key: "from")) }
                     emit("{" + f.joined(separator: ",") + "}")
                 } else {
-                    emit(p)
+                    emit(c.path)
                 }
-            case "RESET-CHANGES":
+            case .resetChanges:
                 listAll(c, path)
-            case "BYE":
+            case .bye:
                 return
             default:
                 continue

@@ -30,7 +30,7 @@ struct Menu: ParsableCommand {
         let selected = (paths.isEmpty && target == nil ? ["."] : paths).map(CLI.absolute)
         fields += selected.map { .path($0) }
         let reply = CLI.run(selected.first) { try c.request(Request(.menu, fields)) }
-        for m in reply.data where m.kind == "MENUITEM" {
+        for m in reply.data where m.messageKind == .menuItem {
             let id = m.fields.first?.string ?? "?"
             let enabled = m.option("enabled") != "0"
             if json {

@@ -16,7 +16,7 @@ struct Toolbar: ParsableCommand {
     func run() throws {
         let c = try connection.connect()
         let reply = CLI.run(nil) { try c.request(Request(.toolbar)) }
-        for m in reply.data where m.kind == "TOOLBAR" {
+        for m in reply.data where m.messageKind == .toolbar {
             let name = m.option("name") ?? "", tip = m.option("tooltip") ?? "", provider = m.option("provider") ?? ""
             if json {
                 printLine("{\"name\":\(JSON.string(name)),\"tooltip\":\(JSON.string(tip)),\"provider\":\(JSON.string(provider))}")

@@ -111,14 +111,14 @@ struct Wait: ParsableCommand {
                 return .daemonGone
             }
             guard let m = push else { continue }
-            switch m.kind {
-            case "ITEM":
+            switch m.messageKind {
+            case .item:
                 if let i = Item(m) { progress.heard(i) }
                 if !progress.deletions.isEmpty, !reread(c, progress.deletions, into: &progress) { return .daemonGone }
-            case "RESET", "GONE":
+            case .reset, .gone:
                 // Pushes were dropped, or a path went: read every path again.
                 if !reread(c, targets, into: &progress) { return .daemonGone }
-            case "BYE":
+            case .bye:
                 return .daemonGone
             default:
                 continue

@@ -68,12 +68,12 @@ struct Watch: ParsableCommand {
                 if resized.exchange(false, ordering: .relaxed) { draw(path, me, entries, style) }
                 continue
             }
-            switch m.kind {
-            case "ITEM":
+            switch m.messageKind {
+            case .item:
                 guard let i = Item(m) else { continue }
                 if i.path == path { me = i } else { entries[i.name] = i }
                 if json { printLine(JSON.item(i)) } else if !live { printLine(i.humanLine(style, name: PathBytes.display(i.path))) }
-            case "GONE":
+            case .gone:
                 guard let p = m.fields.first?.bytes else { continue }
                 if p == path {
                     if !live { printLine("gone \(PathBytes.display(p))") }
@@ -81,11 +81,11 @@ struct Watch: ParsableCommand {
                 }
                 entries.removeValue(forKey: Array(PathBytes.lastComponent(p)))
                 if json { printLine("{\(JSON.path(p)),\"gone\":true}") } else if !live { printLine("gone \(PathBytes.display(p))") }
-            case "RESET":
+            case .reset:
                 entries.removeAll()
                 let listing = CLI.run(path) { try c.request(Request(.list, [.path(path)])) }
                 for i in listing.data.compactMap(Item.init) { entries[i.name] = i }
-            case "BYE":
+            case .bye:
                 if !live && !json { printLine("daemon said goodbye (\(m.fields.first?.string ?? ""))") }
                 return true
             default:
