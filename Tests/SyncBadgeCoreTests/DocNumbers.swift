@@ -3,8 +3,9 @@
 /// "`SetPipeline.firstRetry` (250 ms)", "`Session.outputHighWater` (1 MiB", "`StateTree` (12
 /// stored properties)". A quote is the name, then `(` or `,`, then a number with its unit.
 ///
-/// Shared by ArchitectureDocTests (SyncBadgeCoreTests) and ArchitectureNumbersTests
-/// (SyncBadgeServerTests, through a link), each of which checks the names its target can see.
+/// Shared by ArchitectureDocTests (SyncBadgeCoreTests), ArchitectureNumbersTests
+/// (SyncBadgeServerTests) and ArchitectureWatcherNumbersTests (SyncBadgeWatcherTests), the last
+/// two through links, each of which checks the names its target can see.
 struct DocNumbers {
     enum Unit: String, Sendable {
         /// A plain number: `(2,048)`.
@@ -114,6 +115,11 @@ extension DocNumbers {
     static let checkedInServer: Set<String> = [
         "Engine", "Session", "EventInbox.slice", "Session.outputHighWater", "LineFramer.maxLineLength",
         "SetPipeline.firstRetry", "SetPipeline.longestRetry", "ActionReplies.defaultTimeout",
-        "SyncingReleases.defaultHoldMs",
+        "SyncingReleases.defaultHoldMs", "Daemon.finalCommitTimeout",
+    ]
+    /// The names whose numbers ArchitectureWatcherNumbersTests checks (what SyncBadgeWatcher declares).
+    static let checkedInWatcher: Set<String> = [
+        "RecoveryTimers.firstReturnDelay", "RecoveryTimers.maxReturnDelay", "RecoveryTimers.firstDegradedDelay",
+        "RecoveryTimers.maxDegradedDelay", "RecoveryTimers.overflowStormWindow", "RecoveryTimers.maxOverflowDelay",
     ]
 }

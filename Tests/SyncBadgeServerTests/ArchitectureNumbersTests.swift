@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import NIOCore
 import Testing
@@ -14,6 +15,16 @@ import SyncBadgeCore
 
     static func milliseconds(_ t: TimeAmount) -> Int { Int(t.nanoseconds / 1_000_000) }
 
+    static func milliseconds(_ t: DispatchTimeInterval) -> Int {
+        switch t {
+        case .seconds(let n): n * 1000
+        case .milliseconds(let n): n
+        case .microseconds(let n): n / 1000
+        case .nanoseconds(let n): n / 1_000_000
+        default: -1
+        }
+    }
+
     @Test func theServerNumbersItQuotesAreTheCodes() throws {
         let doc = try String(contentsOfFile: Self.repository.appendingPathComponent("docs/ARCHITECTURE.md").path, encoding: .utf8)
         let harness = try EngineHarness()
@@ -26,6 +37,7 @@ import SyncBadgeCore
             .init("SetPipeline.longestRetry", Self.milliseconds(SetPipeline<Int, Int>.longestRetry), .milliseconds),
             .init("ActionReplies.defaultTimeout", Self.milliseconds(ActionReplies.defaultTimeout), .milliseconds),
             .init("SyncingReleases.defaultHoldMs", Int(SyncingReleases.defaultHoldMs), .milliseconds),
+            .init("Daemon.finalCommitTimeout", Self.milliseconds(Daemon.finalCommitTimeout), .milliseconds),
             .init("Engine", Mirror(reflecting: harness.engine).children.count, .storedProperties),
             .init("Session", Mirror(reflecting: session).children.count, .storedProperties),
         ]
