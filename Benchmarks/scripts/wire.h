@@ -1,6 +1,6 @@
 /* wire.h: the field encoding of the wire protocol (PROTOCOL.md "Framing"), for the C helpers.
  *
- * The same as the daemon's Sources/SyncBadgeCore/PercentEncoding.swift, byte for byte: the
+ * The same as the daemon's Sources/SyncBadgeProtocol/PercentEncoding.swift, byte for byte: the
  * bytes 0x00-0x20, '%', 0x7F and every byte that is not part of a valid UTF-8 sequence
  * (overlong forms, surrogates and code points past U+10FFFF are not valid) are written %XX in
  * upper-case hex; all other bytes as they are. Checked against Tests/Vectors/wire.tsv by

@@ -69,7 +69,7 @@ public struct StateTree: Sendable {
         public var node: NodeID
         public var parent: NodeID
         /// What a viewer saw before the batch; nil if the entry did not exist (or was a tombstone).
-        public var before: ItemView?
+        public var before: Item?
     }
 
     /// A path that stopped existing for viewers (deleted, moved away, or its root removed).
@@ -157,14 +157,14 @@ public struct StateTree: Sendable {
         return n.record.kind == .dir ? rolledUpState(own: n.record.state, counts: rollupCounts(id)) : n.record.state
     }
 
-    public func view(_ id: NodeID) -> ItemView {
+    public func view(_ id: NodeID) -> Item {
         view(id, path: path(id))
     }
 
-    public func view(_ id: NodeID, path: [UInt8]) -> ItemView {
+    public func view(_ id: NodeID, path: [UInt8]) -> Item {
         let n = nodes[Int(id)]
         let state = reportedState(id)
-        return ItemView(
+        return Item(
             path: path, state: state, badge: n.record.badge ?? state.name, kind: n.record.kind,
             progress: n.record.progress, message: n.record.message, gen: n.record.gen,
             counts: n.record.kind == .dir ? counts(id) : nil)

@@ -3,7 +3,7 @@
 /// path that went away. The tree records into it; it knows nothing of nodes but their ids.
 struct TreeChangeLog: Sendable {
     /// Touched nodes → their view before the first touch (nil: viewers saw nothing of it).
-    private(set) var before: [StateTree.NodeID: ItemView?] = [:]
+    private(set) var before: [StateTree.NodeID: Item?] = [:]
     private(set) var order: [StateTree.NodeID] = []
     private(set) var removals: [StateTree.Removal] = []
 
@@ -12,7 +12,7 @@ struct TreeChangeLog: Sendable {
     /// The first touch of a node in this batch (the caller asked `isTouched` first, so as to
     /// build the view only then), with what viewers saw of it then. One hash update, not a
     /// lookup and an insert: every event touches each of its ancestors.
-    mutating func touched(_ id: StateTree.NodeID, before view: ItemView?) {
+    mutating func touched(_ id: StateTree.NodeID, before view: Item?) {
         let old = before.updateValue(view, forKey: id)
         assert(old == nil, "a node's view before the batch is recorded once")
         order.append(id)
@@ -29,8 +29,8 @@ struct TreeChangeLog: Sendable {
     }
 
     /// Everything recorded, in touch order, then nothing.
-    mutating func drain() -> (touched: [(id: StateTree.NodeID, before: ItemView?)], removals: [StateTree.Removal]) {
-        var out: [(id: StateTree.NodeID, before: ItemView?)] = []
+    mutating func drain() -> (touched: [(id: StateTree.NodeID, before: Item?)], removals: [StateTree.Removal]) {
+        var out: [(id: StateTree.NodeID, before: Item?)] = []
         out.reserveCapacity(order.count)
         for id in order {
             guard let b = before[id] else { continue }

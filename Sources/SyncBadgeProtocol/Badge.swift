@@ -18,10 +18,17 @@ public struct Badge: Sendable, Equatable {
         self.image = image
     }
 
+    /// Reads a `BADGE` line; nil for another kind, or one without its id.
+    public init?(_ m: WireMessage) {
+        guard m.messageKind == .badge, let id = m.fields.first, !id.isPath else { return nil }
+        self.init(id: id.string, label: m.option("label") ?? "", glyph: m.option("glyph") ?? "?", ascii: m.option("ascii") ?? "?",
+                  color: m.option("color") ?? "0", image: m.options["image"])
+    }
+
     /// The `BADGE` data line's fields after the tag.
     public func wireLine(tag: String) -> WireLine {
         var line = WireLine(tag)
-        line.word("BADGE")
+        line.word(MessageKind.badge.rawValue)
         line.word(id)
         line.option("label", label)
         line.option("glyph", glyph)

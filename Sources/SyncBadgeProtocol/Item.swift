@@ -57,5 +57,6 @@ public struct Item: Sendable, Equatable {
     }
 }
 
-/// The server's name for an `Item`, kept while its modules are reshaped (issue 28).
+/// The server's old name for an `Item`, kept until its branch (Engine and Session reshaped, issue 28)
+/// is merged; nothing else uses it.
 public typealias ItemView = Item

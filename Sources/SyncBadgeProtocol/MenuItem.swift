@@ -21,9 +21,15 @@ public struct MenuItem: Sendable, Equatable {
         return selection.allSatisfy { states.contains($0) }
     }
 
+    /// Reads a `MENUITEM` line (the answer to `MENU`, which says no states).
+    public init?(_ m: WireMessage) {
+        guard m.messageKind == .menuItem, let id = m.fields.first, !id.isPath else { return nil }
+        self.init(id: id.string, title: m.option("title") ?? "", enabled: m.option("enabled") != "0")
+    }
+
     public func wireLine(tag: String) -> WireLine {
         var line = WireLine(tag)
-        line.word("MENUITEM")
+        line.word(MessageKind.menuItem.rawValue)
         line.word(id)
         line.option("title", title)
         line.word(enabled ? "enabled=1" : "enabled=0")

@@ -77,6 +77,9 @@ public enum PathBytes {
         relativeComponents(a, under: b) != nil || relativeComponents(b, under: a) != nil
     }
 
+    // Inlinable: the state tree (in Core) builds paths with it, and a generic call across the
+    // module boundary would go unspecialized.
+    @inlinable
     public static func join(_ base: [UInt8], _ name: some Collection<UInt8>) -> [UInt8] {
         var out = base
         if out.last != slash { out.append(slash) }

@@ -67,7 +67,7 @@ public final class Daemon {
     let logger: Logger
     let group: MultiThreadedEventLoopGroup
     let storeThread: NIOThreadPool
-    let engine: NIOLoopBound<Engine>
+    let engine: NIOLoopBound<Hub>
     let watcher: any StoppableWatcher
     /// Held for the daemon's lifetime (see `SocketDirectory.lock`).
     let lockDescriptor: Int32
@@ -95,7 +95,7 @@ public final class Daemon {
         let loop = group.next()
         let statePath = Array(PathBytes.absolute(Array(config.stateDirectory.utf8), cwd: Array(FileManager.default.currentDirectoryPath.utf8)))
         let engine = try loop.submit {
-            NIOLoopBound(try Engine(loop: loop, store: store, storeRunner: storeThread, badges: badges, privatePaths: [statePath],
+            NIOLoopBound(try Hub(loop: loop, store: store, storeRunner: storeThread, badges: badges, privatePaths: [statePath],
                                     timers: Timers(answer: .milliseconds(config.answerTimeoutMs), restartHoldMs: config.restartHoldMs),
                                     logger: logger), eventLoop: loop)
         }.wait()
@@ -107,12 +107,12 @@ public final class Daemon {
         }
         let watcher = self.watcher
         try loop.submit { engine.value.watcher = watcher }.wait()
-        try Engine.restoreStoredRoots(engine, store: store)
+        try Hub.restoreStoredRoots(engine, store: store)
     }
 
     /// Applies a slice of the watcher's backlog, then yields to the sockets before the next:
     /// in an event storm, requests are still answered between slices.
-    static func drain(_ inbox: EventInbox, into engine: NIOLoopBound<Engine>) {
+    static func drain(_ inbox: EventInbox, into engine: NIOLoopBound<Hub>) {
         let (events, more) = inbox.take(max: EventInbox.slice)
         engine.value.apply(events)
         if more { engine.eventLoop.execute { drain(inbox, into: engine) } }
@@ -161,7 +161,7 @@ public final class Daemon {
                         return
                     }
                     let e = engine.value
-                    let session = Session(engine: e, id: e.makeSessionID(), peerPID: cred.pid, allocator: channel.allocator)
+                    let session = Session(hub: e, id: e.makeClientID(), peerPID: cred.pid)
                     try channel.pipeline.syncOperations.addHandler(session)
                 }
             }

@@ -12,10 +12,7 @@ struct Style {
     init(badgeLines: [WireMessage]) {
         color = isatty(STDOUT_FILENO) == 1 && (CLI.environment("NO_COLOR") ?? "").isEmpty && CLI.environment("TERM") != "dumb"
         var b: [String: (String, String, String)] = [:]
-        for m in badgeLines where m.messageKind == .badge {
-            guard let id = m.fields.first?.string else { continue }
-            b[id] = (m.option("glyph") ?? "?", m.option("ascii") ?? "?", m.option("color") ?? "0")
-        }
+        for badge in badgeLines.compactMap(Badge.init) { b[badge.id] = (badge.glyph, badge.ascii, badge.color) }
         badges = b
     }
 

@@ -20,7 +20,7 @@ import Testing
 /// - The picture's source, docs/dataflow.dot: every node whose id is named like a type is
 ///   declared, and docs/images/dataflow.svg has the same nodes and edges (`make diagrams`).
 /// - A number quoted beside a backticked name ("`StateTree.Node`, 56 bytes", "`EventInbox.slice`
-///   (2,048)", "`Engine` (29 stored properties)", DocNumbers.swift) is the code's: the core's
+///   (2,048)", "`Hub`, 13 stored properties", DocNumbers.swift) is the code's: the core's
 ///   here, the server's in SyncBadgeServerTests' ArchitectureNumbersTests, the watcher's in
 ///   SyncBadgeWatcherTests' ArchitectureWatcherNumbersTests; a number beside a type name that
 ///   none of them checks fails here.
@@ -58,9 +58,9 @@ import Testing
     @Test func theChecksCatchNamesThatAreNotThere() throws {
         let check = try ArchitectureDocCheck(repository: Self.repository.path)
         let sample = """
-            The `Engine` applies `WatcherMessage` batches (`Engine.apply`) from `SyncBadgeWatcher`;
-            `EngineShell` and `Engine.applyEverything` are not there, nor is
-            `Sources/SyncBadgeServer/Nowhere.swift`; `Sources/SyncBadgeServer/Engine+*.swift`,
+            The `Hub` applies `WatcherMessage` batches (`Hub.apply`) from `SyncBadgeWatcher`;
+            `HubShell` and `Hub.applyEverything` are not there, nor is
+            `Sources/SyncBadgeServer/Nowhere.swift`; `Sources/SyncBadgeServer/Hub/Hub*.swift`,
             `Support/Tmux.swift`, `Makefile` and `EmbeddedEventLoop` are fine.
             ```
             `NotChecked` inside a fence
@@ -71,7 +71,7 @@ import Testing
         let paths = tokens.filter(ArchitectureDocCheck.isPathToken)
         #expect(check.missingPaths(paths) == ["Sources/SyncBadgeServer/Nowhere.swift"])
         let types = tokens.filter { !ArchitectureDocCheck.isPathToken($0) && ArchitectureDocCheck.isTypeToken($0) }
-        #expect(check.undeclaredTypes(types).map(\.token) == ["EngineShell", "Engine.applyEverything"])
+        #expect(check.undeclaredTypes(types).map(\.token) == ["HubShell", "Hub.applyEverything"])
     }
 
     // MARK: The picture
@@ -108,11 +108,11 @@ import Testing
                 graph [rankdir=LR];
                 subgraph cluster_a { label="a thread"; StateTree [label="StateTree\\n(the tree)"]; Nowhere; }
                 kernel -> StateTree [label="Nope -> Neither"];
-                StateTree -> Engine; Engine -> kernel;
+                StateTree -> Hub; Hub -> kernel;
             }
             """
-        #expect(ArchitectureDocCheck.dotNodes(dot) == ["StateTree", "Nowhere", "kernel", "Engine"])
-        #expect(ArchitectureDocCheck.dotEdges(dot) == ["kernel->StateTree", "StateTree->Engine", "Engine->kernel"])
+        #expect(ArchitectureDocCheck.dotNodes(dot) == ["StateTree", "Nowhere", "kernel", "Hub"])
+        #expect(ArchitectureDocCheck.dotEdges(dot) == ["kernel->StateTree", "StateTree->Hub", "Hub->kernel"])
         let types = ArchitectureDocCheck.dotNodes(dot).filter(ArchitectureDocCheck.isTypeToken)
         #expect(check.undeclaredTypes(types).map(\.token) == ["Nowhere"])
         let svg = """
@@ -156,8 +156,9 @@ import Testing
             Nodes (`StateTree.Node`, 80 bytes) sit in one array; `Session.outputHighWater` (1 MiB,
             low mark 256 KiB); `SetPipeline.firstRetry` (250 ms) doubling to
             `SetPipeline.longestRetry` (30 s); the `ActionReplies.defaultTimeout` (10-second
-            deadline); `EventInbox.slice` (2,048) messages; `Engine` (24 stored properties);
-            `StateTree` holds the tree, and `Store.entries` (pushes) has no number.
+            deadline); `EventInbox.slice` (2,048) messages; `Hub` (24 stored properties);
+            `StateTree` holds the tree, and `Store.entries` (pushes) has no number; `Outbox`, 3 stored
+            properties.
             """
         #expect(DocNumbers.quotes(in: sample) == [
             .init(name: "StateTree.Node", value: 80, unit: .bytes),
@@ -166,7 +167,8 @@ import Testing
             .init(name: "SetPipeline.longestRetry", value: 30_000, unit: .milliseconds),
             .init(name: "ActionReplies.defaultTimeout", value: 10_000, unit: .milliseconds),
             .init(name: "EventInbox.slice", value: 2048, unit: .count),
-            .init(name: "Engine", value: 24, unit: .storedProperties),
+            .init(name: "Hub", value: 24, unit: .storedProperties),
+            .init(name: "Outbox", value: 3, unit: .storedProperties),
         ])
         let problems = DocNumbers.problems(in: sample, expected: [
             .init("StateTree.Node", 56, .bytes),
@@ -190,7 +192,7 @@ struct ArchitectureDocCheck {
         // Swift and Foundation
         "Array", "Bool", "ContinuousClock", "Data", "Date", "Dictionary", "Duration", "Equatable",
         "FileManager", "Foundation", "FoundationEssentials", "Glibc", "Hashable", "Hasher", "Int",
-        "Int32", "Int64", "Never", "Process", "Result", "Sendable", "Set", "String", "Thread",
+        "Int32", "Int64", "MemoryLayout", "Mirror", "Never", "Process", "Result", "Sendable", "Set", "String", "Thread",
         "UInt8", "UInt32", "UInt64", "URL",
         // libdispatch, Synchronization, Swift Testing
         "Dispatch", "DispatchQueue", "DispatchSemaphore", "Synchronization", "Mutex", "Atomic",

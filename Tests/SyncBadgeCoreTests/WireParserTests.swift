@@ -171,14 +171,14 @@ import Testing
         var c = StateCounts()
         c[.pending] = 2
         c[.synced] = 1
-        let dir = ItemView(path: b("/r/d d"), state: .pending, badge: "pending", kind: .dir, gen: 9, counts: c)
+        let dir = Item(path: b("/r/d d"), state: .pending, badge: "pending", kind: .dir, gen: 9, counts: c)
         let m = try #require(WireMessage(line: dir.wireLine(head: "*").bytes))
         #expect(m.fields.map(\.bytes) == [b("/r/d d"), b("pending")])
         #expect(m.option("kind") == "dir")
         #expect(m.option("gen") == "9")
         #expect(m.option("counts").flatMap { StateCounts(wireValue: $0) } == c)
 
-        let file = ItemView(path: b("/r/f"), state: .syncing, badge: "mine", kind: .file, progress: 40,
+        let file = Item(path: b("/r/f"), state: .syncing, badge: "mine", kind: .file, progress: 40,
                             message: "up load", gen: 3)
         let f = try #require(WireMessage(line: file.wireLine(head: "5").bytes))
         #expect(f.head == "5")

@@ -27,18 +27,21 @@ import SyncBadgeCore
 
     @Test func theServerNumbersItQuotesAreTheCodes() throws {
         let doc = try String(contentsOfFile: Self.repository.appendingPathComponent("docs/ARCHITECTURE.md").path, encoding: .utf8)
-        let harness = try EngineHarness()
-        let session = Session(engine: harness.engine, id: 1, peerPID: 1, allocator: ByteBufferAllocator())
+        let harness = try HubHarness()
+        let session = Session(hub: harness.hub, id: 1, peerPID: 1)
         let expected: [DocNumbers.Expected] = [
             .init("EventInbox.slice", EventInbox.slice, .count),
-            .init("Session.outputHighWater", Session.outputHighWater, .bytes),
+            .init("Outbox.highWater", Outbox.highWater, .bytes),
             .init("LineFramer.maxLineLength", LineFramer.maxLineLength, .bytes),
             .init("SetPipeline.firstRetry", Self.milliseconds(SetPipeline<Int, Int>.firstRetry), .milliseconds),
             .init("SetPipeline.longestRetry", Self.milliseconds(SetPipeline<Int, Int>.longestRetry), .milliseconds),
             .init("ActionReplies.defaultTimeout", Self.milliseconds(ActionReplies.defaultTimeout), .milliseconds),
             .init("SyncingReleases.defaultHoldMs", Int(SyncingReleases.defaultHoldMs), .milliseconds),
             .init("Daemon.finalCommitTimeout", Self.milliseconds(Daemon.finalCommitTimeout), .milliseconds),
-            .init("Engine", Mirror(reflecting: harness.engine).children.count, .storedProperties),
+            .init("Hub", Mirror(reflecting: harness.hub).children.count, .storedProperties),
+            .init("Clients", Mirror(reflecting: Clients()).children.count, .storedProperties),
+            .init("Clients.Client", Mirror(reflecting: Clients.Client(name: "")).children.count, .storedProperties),
+            .init("Outbox", Mirror(reflecting: Outbox()).children.count, .storedProperties),
             .init("Session", Mirror(reflecting: session).children.count, .storedProperties),
         ]
         #expect(Set(expected.map(\.name)) == DocNumbers.checkedInServer)
@@ -50,18 +53,18 @@ import SyncBadgeCore
     /// The check can fail: a doc that still says what an older server did is caught.
     @Test func anOlderDocIsCaught() throws {
         let older = """
-            `EventInbox.slice` (1,024) messages; `Session.outputHighWater` (4 MiB); the deadline,
+            `EventInbox.slice` (1,024) messages; `Outbox.highWater` (4 MiB); the deadline,
             `ActionReplies.defaultTimeout` (10 s) away.
             """
         let problems = DocNumbers.problems(in: older, expected: [
             .init("EventInbox.slice", EventInbox.slice, .count),
-            .init("Session.outputHighWater", Session.outputHighWater, .bytes),
+            .init("Outbox.highWater", Outbox.highWater, .bytes),
             .init("ActionReplies.defaultTimeout", Self.milliseconds(ActionReplies.defaultTimeout), .milliseconds),
             .init("SetPipeline.firstRetry", Self.milliseconds(SetPipeline<Int, Int>.firstRetry), .milliseconds),
         ])
         #expect(problems == [
             "`EventInbox.slice` is quoted as 1024 count; the code says 2048 count",
-            "`Session.outputHighWater` is quoted as 4194304 bytes; the code says 1048576 bytes",
+            "`Outbox.highWater` is quoted as 4194304 bytes; the code says 1048576 bytes",
             "`SetPipeline.firstRetry` is quoted with no number (expected 250 milliseconds)",
         ])
     }

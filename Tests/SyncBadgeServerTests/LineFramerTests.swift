@@ -6,7 +6,7 @@ import Testing
 /// PROTOCOL.md, "Framing": splitting input into lines, and the 65,536-byte limit. The input
 /// gathers in one buffer that is never compacted; the session's own gathering (a partial line
 /// moved to the front of the next read) and its end of input are tested through the session,
-/// in EngineTests.
+/// in HubTests.
 @Suite struct LineFramerTests {
     enum Out: Equatable {
         case line([UInt8])

@@ -3,7 +3,7 @@ import Testing
 import SyncBadgeCore
 @testable import SyncBadgeServer
 
-/// Protocol 1.2's state machines, with no engine: awaited answers, what holds a `syncing`, and
+/// Protocol 1.2's state machines, with no hub: awaited answers, what holds a `syncing`, and
 /// the toolbar set.
 @Suite struct ActionRepliesTests {
     let t0 = NIODeadline.uptimeNanoseconds(1_000_000_000)
@@ -91,9 +91,9 @@ import SyncBadgeCore
     @Test func anyLaterSetEndsTheLease() {
         var r = SyncingReleases()
         _ = r.set([1, 2], state: .syncing, by: 7, leaseMs: 60_000, nowMs: 0)
-        // The same engine, with no lease this time: now its connection holds it.
+        // The same provider, with no lease this time: now its connection holds it.
         #expect(r.set([1], state: .syncing, by: 7, leaseMs: nil, nowMs: 10) == [.init(node: 1, untilMs: nil)])
-        // Another engine's synced.
+        // Another provider's synced.
         #expect(r.set([2], state: .synced, by: 9, leaseMs: nil, nowMs: 10) == [.init(node: 2, untilMs: nil)])
         #expect(r.nextDeadlineMs == nil)
         #expect(r.connectionClosed(7) == [1])
@@ -103,16 +103,16 @@ import SyncBadgeCore
         #expect(r.nextDeadlineMs == 5_500)
     }
 
-    @Test func storedSyncingIsHeldAfterAStartUnlessAnEngineReports() {
+    @Test func storedSyncingIsHeldAfterAStartUnlessAProviderReports() {
         var r = SyncingReleases(holdMs: 30_000)
         let (expired, forget) = r.restored(syncing: [1, 2, 3, 4], leases: [3: 100_000, 4: 5_000, 9: 200_000], nowMs: 10_000)
         #expect(expired == [4])
         #expect(forget == [9])
         #expect(r.nextDeadlineMs == 40_000)
-        // An engine came back for 2.
+        // A provider came back for 2.
         _ = r.set([2], state: .syncing, by: 5, leaseMs: nil, nowMs: 20_000)
         let due = r.fired(nowMs: 40_000)
-        #expect(due.map(\.node) == [1] && due.map(\.reason) == [.engineDidNotComeBack])
+        #expect(due.map(\.node) == [1] && due.map(\.reason) == [.providerDidNotComeBack])
         #expect(r.nextDeadlineMs == 100_000)
         #expect(r.connectionClosed(5) == [2])
     }

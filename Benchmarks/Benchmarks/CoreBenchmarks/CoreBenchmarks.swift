@@ -67,7 +67,7 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    // What the daemon's STATUS path does since issue 17 (Engine+FastStatus.swift): the fields
+    // What the daemon's STATUS path does since issue 17 (Requests/PlainStatus.swift): the fields
     // are checked and looked up in the request's own bytes and the answer is appended to a
     // buffer kept across requests (StateTree.appendPlainStatus). Its mallocs per operation
     // should be zero.

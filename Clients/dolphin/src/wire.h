@@ -1,6 +1,7 @@
 // The wire format of PROTOCOL.md ("Framing", "Transport") in C++: fields, lines, the socket
-// path. Byte for byte the daemon's (Sources/SyncBadgeCore/PercentEncoding.swift, SocketPath.swift)
-// and Clients/python's; Tests/Vectors/wire.tsv holds the cases (tests/test_wire.cpp reads it).
+// path. Byte for byte the daemon's (Sources/SyncBadgeProtocol/PercentEncoding.swift,
+// Sources/SyncBadgeCore/SocketPath.swift) and Clients/python's; Tests/Vectors/wire.tsv holds
+// the cases (tests/test_wire.cpp reads it).
 // Pure functions over QByteArray: no I/O, no Qt event loop, so both plugins and the tests share it.
 #pragma once
 

@@ -17,16 +17,18 @@ struct Badges: ParsableCommand {
         let c = try connection.connect()
         let reply = CLI.run(nil) { try c.request(Request(.badges)) }
         let style = Style(badgeLines: reply.data)
-        for m in reply.data where m.messageKind == .badge {
-            let id = m.fields.first?.string ?? "?"
+        for badge in reply.data.compactMap(Badge.init) {
+            let id = badge.id
             if json {
                 var f = ["\"id\":\(JSON.string(id))"]
-                for k in ["label", "glyph", "ascii", "color"] { f.append("\(JSON.string(k)):\(JSON.string(m.option(k) ?? ""))") }
-                if let img = m.options["image"] { f.append(JSON.path(img, key: "image")) }
+                for (k, v) in [("label", badge.label), ("glyph", badge.glyph), ("ascii", badge.ascii), ("color", badge.color)] {
+                    f.append("\(JSON.string(k)):\(JSON.string(v))")
+                }
+                if let img = badge.image { f.append(JSON.path(img, key: "image")) }
                 printLine("{" + f.joined(separator: ",") + "}")
             } else {
-                let image = m.options["image"].map { PathBytes.display($0) } ?? ""
-                printLine("\(style.glyph(id)) \(m.option("ascii") ?? "") \(id.padded(to: 9)) \(m.option("label") ?? "")  \(image)")
+                let image = badge.image.map { PathBytes.display($0) } ?? ""
+                printLine("\(style.glyph(id)) \(badge.ascii) \(id.padded(to: 9)) \(badge.label)  \(image)")
             }
         }
     }

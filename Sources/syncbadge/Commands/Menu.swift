@@ -30,13 +30,11 @@ struct Menu: ParsableCommand {
         let selected = (paths.isEmpty && target == nil ? ["."] : paths).map(CLI.absolute)
         fields += selected.map { .path($0) }
         let reply = CLI.run(selected.first) { try c.request(Request(.menu, fields)) }
-        for m in reply.data where m.messageKind == .menuItem {
-            let id = m.fields.first?.string ?? "?"
-            let enabled = m.option("enabled") != "0"
+        for item in reply.data.compactMap(MenuItem.init) {
             if json {
-                printLine("{\"id\":\(JSON.string(id)),\"title\":\(JSON.string(m.option("title") ?? "")),\"enabled\":\(enabled)}")
+                printLine("{\"id\":\(JSON.string(item.id)),\"title\":\(JSON.string(item.title)),\"enabled\":\(item.enabled)}")
             } else {
-                printLine("\(id.padded(to: 22)) \(m.option("title") ?? "")\(enabled ? "" : " (disabled)")")
+                printLine("\(item.id.padded(to: 22)) \(item.title)\(item.enabled ? "" : " (disabled)")")
             }
         }
     }

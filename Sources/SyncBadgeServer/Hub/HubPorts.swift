@@ -4,14 +4,14 @@ import SyncBadgeCore
 import SyncBadgeStore
 import SyncBadgeWatchEvents
 
-// The engine's edges, each behind a small protocol: the daemon passes the real ones, and
-// EngineTests drive the engine on an EmbeddedEventLoop with fakes, with no thread, socket,
+// The hub's edges, each behind a small protocol: the daemon passes the real ones, and
+// HubTests drive the hub on an EmbeddedEventLoop with fakes, with no thread, socket,
 // inotify or database.
 
 // The watcher's port, `WatcherControl`, is in SyncBadgeWatchEvents: `Watcher` conforms where it
 // is defined, and the daemon is handed a `WatcherStarter` by its executable.
 
-/// The persistent store as the engine uses it.
+/// The persistent store as the hub uses it.
 protocol StateStore: Sendable {
     func roots() throws -> [StoredRoot]
     func entryCount(root: [UInt8]) throws -> Int
@@ -47,4 +47,16 @@ protocol FileInspector: Sendable {
 /// The file system itself.
 struct DiskFiles: FileInspector {
     func lstat(_ path: [UInt8]) -> (kind: EntryKind, identity: FileIdentity)? { FileStat.lstat(path) }
+}
+
+/// The hub's edges, as it holds them.
+struct Ports {
+    let store: any StateStore
+    /// The one thread that writes to the store; other slow work (file looks, the ignore file)
+    /// runs there too, off the event loop.
+    let storeRunner: any StoreRunner
+    let files: any FileInspector
+    /// Wall-clock time, for leases.
+    let clock: any WallClock
+    var watcher: (any WatcherControl)?
 }

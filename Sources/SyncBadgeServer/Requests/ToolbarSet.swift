@@ -5,7 +5,7 @@ import SyncBadgeCore
 /// pushed (protocol 1.2, `toolbar-push`): a line when a provider defines or replaces its item
 /// while it holds a claim, or claims its first root with an item defined;
 /// `* TOOLBAR provider=<name> removed` when it disconnects, or unclaims or loses its last
-/// claimed root. No I/O: the engine writes the pushes returned.
+/// claimed root. No I/O: the hub writes the pushes returned.
 struct ToolbarSet {
     struct Line: Equatable {
         var provider: String

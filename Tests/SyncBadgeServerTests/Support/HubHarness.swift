@@ -7,7 +7,7 @@ import SyncBadgeStore
 import SyncBadgeWatchEvents
 @testable import SyncBadgeServer
 
-/// The watcher's side, recorded: tests answer its commands with `Engine.apply`.
+/// The watcher's side, recorded: tests answer its commands with `Hub.apply`.
 final class FakeWatcher: WatcherControl {
     enum Command: Equatable {
         case addRoot([UInt8], token: UInt64)
@@ -84,10 +84,44 @@ struct InlineStoreRunner: StoreRunner {
     }
 }
 
+/// Store work held until a test runs it, as the store's thread would run it later: what the
+/// hub hands it must not be done on the event loop meanwhile.
+final class QueuedStoreRunner: StoreRunner {
+    private let work = Mutex<[@Sendable () -> Void]>([])
+
+    func run<T: Sendable>(on loop: EventLoop, _ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
+        let promise = loop.makePromise(of: T.self)
+        work.withLock { $0.append { promise.completeWith(Result { try body() }) } }
+        return promise.futureResult
+    }
+
+    var pending: Int { work.withLock { $0.count } }
+
+    /// Runs what was handed over so far, in order; the results reach the hub's loop.
+    func runAll() {
+        for w in work.withLock({ w in defer { w = [] }; return w }) { w() }
+    }
+}
+
 /// Every path is a file with the same identity.
 struct FakeFiles: FileInspector {
     func lstat(_ path: [UInt8]) -> (kind: EntryKind, identity: FileIdentity)? {
         (.file, FileIdentity(inode: 1, size: 1, mtimeNs: 1, ctimeNs: 1))
+    }
+}
+
+/// Files whose identity a test changes, as a write does; every other path is a file with the
+/// same identity.
+final class FakeDisk: FileInspector {
+    private let written = Mutex<[[UInt8]: Int64]>([:])
+
+    func lstat(_ path: [UInt8]) -> (kind: EntryKind, identity: FileIdentity)? {
+        let n = written.withLock { $0[path] ?? 1 }
+        return (.file, FileIdentity(inode: 1, size: 1, mtimeNs: n, ctimeNs: n))
+    }
+
+    func write(_ path: String) {
+        written.withLock { $0[Array(path.utf8), default: 1] += 1 }
     }
 }
 
@@ -100,26 +134,36 @@ struct LoopWallClock: WallClock {
     }
 }
 
-/// The engine on an EmbeddedEventLoop with fakes at every edge: no thread, socket, inotify
-/// or database. Time moves only when a test advances it.
-final class EngineHarness {
+/// The hub on an EmbeddedEventLoop with fakes at every edge: no thread, socket, channel,
+/// inotify or database. Clients are lines in and lines out. Time moves only when a test
+/// advances it.
+final class HubHarness {
     let loop: EmbeddedEventLoop
     let watcher = FakeWatcher()
     let store: FakeStore
-    let engine: Engine
+    let hub: Hub
 
-    init(store: FakeStore = FakeStore(), loop: EmbeddedEventLoop = EmbeddedEventLoop()) throws {
+    /// Store work held for the test to run, when the harness has it.
+    let queued: QueuedStoreRunner?
+
+    init(store: FakeStore = FakeStore(), storeRunner: any StoreRunner = InlineStoreRunner(), files: any FileInspector = FakeFiles(),
+         loop: EmbeddedEventLoop = EmbeddedEventLoop()) throws {
         self.loop = loop
         self.store = store
-        engine = try Engine(loop: loop, store: store, storeRunner: InlineStoreRunner(), files: FakeFiles(),
-                            badges: [], privatePaths: [], clock: LoopWallClock(loop: loop), logger: Logger(label: "engine-tests"))
-        engine.watcher = watcher
+        queued = storeRunner as? QueuedStoreRunner
+        hub = try Hub(loop: loop, store: store, storeRunner: storeRunner, files: files,
+                            badges: [], privatePaths: [], clock: LoopWallClock(loop: loop), logger: Logger(label: "hub-tests"))
+        hub.watcher = watcher
+    }
+
+    /// A connection that has not said HELLO.
+    func stranger() -> FakeClient {
+        FakeClient(hub: hub, loop: loop)
     }
 
     /// A connection that has said HELLO.
     func connect(role: String = "viewer", name: String = "test", hello extra: String = "") throws -> FakeClient {
-        let session = Session(engine: engine, id: engine.makeSessionID(), peerPID: 1, allocator: ByteBufferAllocator())
-        let client = FakeClient(channel: EmbeddedChannel(handler: session, loop: loop))
+        let client = stranger()
         let answer = try client.request("HELLO proto=1 role=\(role) name=\(name)\(extra)")
         guard answer.last?.hasPrefix("OK") == true else { throw HarnessError("HELLO: \(answer)") }
         return client
@@ -132,19 +176,29 @@ final class EngineHarness {
         guard let token = watcher.lastAddRootToken else { throw HarnessError("no scan asked for") }
         var scan = ScanTree()
         for n in names { scan.append(parent: -1, name: Array(n.utf8), kind: .file) }
-        engine.apply([.rootAdded(root: Array(root.utf8), token: token, result: .success(RootScan(scan: scan, ignoreFile: nil, watches: 1, degraded: nil)))])
+        hub.apply([.rootAdded(root: Array(root.utf8), token: token, result: .success(RootScan(scan: scan, ignoreFile: nil, watches: 1, degraded: nil)))])
+        while let q = queued, q.pending > 0 { q.runAll() }
         let answer = admin.answer(tag)
         guard answer == ["OK"] else { throw HarnessError("ADD-ROOT: \(answer)") }
     }
 
-    /// Answers every barrier the engine asks for, as the watcher does once the events queued
+    /// Answers every barrier the hub asks for, as the watcher does once the events queued
     /// before it are delivered, until it asks for none (SETs queued behind the first ask for
     /// their own).
     func passBarriers() {
         var tokens = watcher.takeBarriers()
         while !tokens.isEmpty {
-            for token in tokens { engine.apply([.barrier(token: token)]) }
+            for token in tokens { hub.apply([.barrier(token: token)]) }
             tokens = watcher.takeBarriers()
+        }
+    }
+
+    /// Barriers answered and held store work run, until neither is left.
+    func runUntilIdle() {
+        passBarriers()
+        while let q = queued, q.pending > 0 {
+            q.runAll()
+            passBarriers()
         }
     }
 }
@@ -154,15 +208,75 @@ struct HarnessError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// One client connection: lines in, lines out.
-final class FakeClient {
-    let channel: EmbeddedChannel
-    private var nextTag = 1
+/// Lines as a client reads them: what came (in chunks, as a connection writes them) split at
+/// LF, taken by tag or as pushes.
+struct ReceivedLines {
     private var partial = ""
     /// Lines received and not yet taken.
     private var inbox: [String] = []
 
-    init(channel: EmbeddedChannel) { self.channel = channel }
+    mutating func received(_ text: String) {
+        partial += text
+        var complete = partial.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        partial = complete.removeLast()
+        inbox += complete
+    }
+
+    /// Every line received and not yet taken.
+    mutating func all() -> [String] {
+        defer { inbox = [] }
+        return inbox
+    }
+
+    /// The lines received so far for `tag`, without it.
+    mutating func answer(_ tag: String) -> [String] {
+        let mine = inbox.filter { $0.hasPrefix(tag + " ") }
+        inbox.removeAll { $0.hasPrefix(tag + " ") }
+        return mine.map { String($0.dropFirst(tag.count + 1)) }
+    }
+
+    /// Pushes received so far (`* ...`), without the star.
+    mutating func pushes() -> [String] {
+        let mine = inbox.filter { $0.hasPrefix("* ") }
+        inbox.removeAll { $0.hasPrefix("* ") }
+        return mine.map { String($0.dropFirst(2)) }
+    }
+}
+
+/// One client, with no channel: its reads go to the hub as a session hands them over (the
+/// same LineReader), and the hub's output comes back here as the outbox hands it out.
+final class FakeClient: ClientConnection {
+    let hub: Hub
+    let id: Int
+    let loop: EmbeddedEventLoop
+    private var reader = LineReader()
+    private var received = ReceivedLines()
+    private var nextTag = 1
+    /// The hub closed it (`BYE`), or the peer went away.
+    private(set) var isOpen = true
+
+    init(hub: Hub, loop: EmbeddedEventLoop) {
+        self.hub = hub
+        self.loop = loop
+        id = hub.makeClientID()
+        hub.opened(id, peerPID: 1, connection: self)
+    }
+
+    // MARK: The hub's side (ClientConnection)
+
+    func write(_ chunk: ByteBuffer) {
+        received.received(String(buffer: chunk))
+    }
+
+    /// As a channel does, the connection's end reaches the hub on a later turn of the loop.
+    func close() {
+        guard isOpen else { return }
+        isOpen = false
+        let (hub, id) = (hub, id)
+        loop.execute { hub.closed(id) }
+    }
+
+    // MARK: The client's side
 
     /// Sends one request line (tag added); returns the tag.
     @discardableResult
@@ -173,26 +287,21 @@ final class FakeClient {
         return tag
     }
 
-    /// Raw bytes, as one read: the session frames them itself.
+    /// Raw bytes, as one read: framed as a session frames them.
     func write(_ bytes: String) {
-        try? channel.writeInbound(ByteBuffer(string: bytes))
+        guard isOpen else { return }
+        reader.read(ByteBuffer(string: bytes), line: { hub.received($0, from: id) }, tooLong: { hub.tooLong(id) })
+        hub.readComplete(id)
     }
 
-    private func receive() {
-        while let buffer = try? channel.readOutbound(as: ByteBuffer.self) {
-            partial += String(buffer: buffer)
-        }
-        var complete = partial.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        partial = complete.removeLast()
-        inbox += complete
+    /// The client reads its output too slowly (false), or again (true): the connection's
+    /// writability, as a channel reports it.
+    func setWritable(_ writable: Bool) {
+        hub.writabilityChanged(id, writable: writable)
     }
 
     /// Every line received and not yet taken.
-    func lines() -> [String] {
-        receive()
-        defer { inbox = [] }
-        return inbox
-    }
+    func lines() -> [String] { received.all() }
 
     /// Sends a request; its answer's lines, without the tag. Pushes stay for `pushes()`.
     func request(_ request: String) throws -> [String] {
@@ -201,25 +310,15 @@ final class FakeClient {
     }
 
     /// The lines received so far for `tag`, without it.
-    func answer(_ tag: String) -> [String] {
-        receive()
-        let mine = inbox.filter { $0.hasPrefix(tag + " ") }
-        inbox.removeAll { $0.hasPrefix(tag + " ") }
-        return mine.map { String($0.dropFirst(tag.count + 1)) }
-    }
+    func answer(_ tag: String) -> [String] { received.answer(tag) }
 
     /// Pushes received so far (`* ...`), without the star.
-    func pushes() -> [String] {
-        receive()
-        let mine = inbox.filter { $0.hasPrefix("* ") }
-        inbox.removeAll { $0.hasPrefix("* ") }
-        return mine.map { String($0.dropFirst(2)) }
-    }
+    func pushes() -> [String] { received.pushes() }
 
-    /// The peer goes away. Not `finish()`: that cancels every task scheduled on the shared
-    /// loop, the engine's timers included.
-    func close() {
-        channel.close(promise: nil)
-        channel.embeddedEventLoop.run()
+    /// The peer goes away. The loop runs what is due, as a channel's close makes it.
+    func disconnect() {
+        isOpen = false
+        hub.closed(id)
+        loop.run()
     }
 }

@@ -7,69 +7,69 @@ import SyncBadgeWatchEvents
 
 /// Finder Sync's menus, actions and toolbar: defined by providers, routed to the provider that
 /// claimed the root, plus the built-in items every root offers.
-extension Engine {
+extension Hub {
     // MARK: Definitions (providers)
 
-    func defineBadge(_ req: WireRequest, _ s: Session) {
+    func defineBadge(_ req: WireRequest, _ c: Clients.ID) {
         guard req.fields.count == 1, let id = req.fields.first?.bytes, WireParser.isID(id) else {
-            s.error(req.tag, "bad-request", message: Array("usage: DEFINE-BADGE <id> label= glyph= ascii= color= [image=]".utf8))
+            outbox.error(c, req.tag, "bad-request", message: Array("usage: DEFINE-BADGE <id> label= glyph= ascii= color= [image=]".utf8))
             return
         }
         guard let label = req.option("label"), let glyph = req.option("glyph"), let ascii = req.option("ascii"),
               let color = req.option("color"), !label.isEmpty, !glyph.isEmpty, !ascii.isEmpty, !color.isEmpty
         else {
-            s.error(req.tag, "bad-request", message: Array("label, glyph, ascii and color are required".utf8))
+            outbox.error(c, req.tag, "bad-request", message: Array("label, glyph, ascii and color are required".utf8))
             return
         }
         let image = req.options["image"]
         if let image, !PathBytes.isNormalizedAbsolute(image) {
-            s.error(req.tag, "bad-path", message: image)
+            outbox.error(c, req.tag, "bad-path", message: image)
             return
         }
         let badge = Badge(id: String(decoding: id, as: UTF8.self), label: label, glyph: glyph, ascii: ascii, color: color, image: image)
-        if let i = badges.firstIndex(where: { $0.id == badge.id }) { badges[i] = badge } else { badges.append(badge) }
-        s.ok(req.tag)
+        if let i = settings.badges.firstIndex(where: { $0.id == badge.id }) { settings.badges[i] = badge } else { settings.badges.append(badge) }
+        outbox.ok(c, req.tag)
         // Every client refreshes its badge cache (1.1, `badge-push`).
         let line = badge.wireLine(tag: "*")
-        for c in sessions.values where c.role != nil { c.push(line, .badge(badge.id)) }
+        for other in clients.all where clients[other]?.role != nil { push(line, .badge(badge.id), to: other) }
     }
 
-    func defineMenu(_ req: WireRequest, _ s: Session) {
+    func defineMenu(_ req: WireRequest, _ c: Clients.ID) {
         guard req.fields.count == 2, MenuItem.kinds.contains(req.fields[0].string), WireParser.isID(req.fields[1].bytes),
               let title = req.option("title"), !title.isEmpty
         else {
-            s.error(req.tag, "bad-request", message: Array("usage: DEFINE-MENU items|container|sidebar|toolbar <action-id> title=<text> [states=<state>,...] [enabled=0]".utf8))
+            outbox.error(c, req.tag, "bad-request", message: Array("usage: DEFINE-MENU items|container|sidebar|toolbar <action-id> title=<text> [states=<state>,...] [enabled=0]".utf8))
             return
         }
         var states: Set<String>?
         if let list = req.option("states") {
             let names = list.split(separator: ",").map(String.init)
             guard !names.isEmpty, names.allSatisfy({ SyncState(name: $0) != nil }) else {
-                s.error(req.tag, "bad-request", message: Array("states= takes state names".utf8))
+                outbox.error(c, req.tag, "bad-request", message: Array("states= takes state names".utf8))
                 return
             }
             states = Set(names)
         }
         let kind = req.fields[0].string
         let item = MenuItem(id: req.fields[1].string, title: title, states: states, enabled: req.option("enabled") != "0")
-        var items = s.menus[kind] ?? []
+        var items = clients[c]?.menus[kind] ?? []
         if let i = items.firstIndex(where: { $0.id == item.id }) { items[i] = item } else { items.append(item) }
-        s.menus[kind] = items
-        s.ok(req.tag)
+        clients[c]?.menus[kind] = items
+        outbox.ok(c, req.tag)
     }
 
-    func defineToolbar(_ req: WireRequest, _ s: Session) {
+    func defineToolbar(_ req: WireRequest, _ c: Clients.ID) {
         guard let name = req.option("name"), let tooltip = req.option("tooltip"), !name.isEmpty else {
-            s.error(req.tag, "bad-request", message: Array("usage: DEFINE-TOOLBAR name=<text> tooltip=<text> [image=<path>]".utf8))
+            outbox.error(c, req.tag, "bad-request", message: Array("usage: DEFINE-TOOLBAR name=<text> tooltip=<text> [image=<path>]".utf8))
             return
         }
         let image = req.options["image"]
         if let image, !PathBytes.isNormalizedAbsolute(image) {
-            s.error(req.tag, "bad-path", message: image)
+            outbox.error(c, req.tag, "bad-path", message: image)
             return
         }
-        let push = toolbars.defined(s.id, provider: s.name, item: ToolbarItem(name: name, tooltip: tooltip, image: image))
-        s.ok(req.tag)
+        let push = clients.toolbars.defined(c, provider: clients[c]?.name ?? "", item: ToolbarItem(name: name, tooltip: tooltip, image: image))
+        outbox.ok(c, req.tag)
         if let push { pushToolbar(push) }
     }
 
@@ -81,7 +81,7 @@ extension Engine {
         case .show(let l): provider = l.provider
         case .removed(let name): provider = name
         }
-        for c in sessions.values where c.role != nil && c.wantsRootPushes { c.push(line, .toolbar(provider)) }
+        for c in clients.all where clients[c]?.role != nil && clients[c]?.wantsRootPushes == true { self.push(line, .toolbar(provider), to: c) }
     }
 
     func toolbarLine(_ head: String, _ push: ToolbarSet.Push) -> WireLine {
@@ -110,38 +110,38 @@ extension Engine {
         var nodes: [StateTree.NodeID]
     }
 
-    func selection(_ req: WireRequest, _ s: Session, fieldsFrom start: Int) -> Selection? {
+    func selection(_ req: WireRequest, _ c: Clients.ID, fieldsFrom start: Int) -> Selection? {
         let pathFields = req.fields.dropFirst(start)
         for f in pathFields where !PathBytes.isNormalizedAbsolute(f.bytes) {
-            s.error(req.tag, "bad-path", message: f.bytes)
+            outbox.error(c, req.tag, "bad-path", message: f.bytes)
             return nil
         }
         var target: [UInt8]?
         if let t = req.options["target"] {
             guard PathBytes.isNormalizedAbsolute(t) else {
-                s.error(req.tag, "bad-path", message: t)
+                outbox.error(c, req.tag, "bad-path", message: t)
                 return nil
             }
             target = t
         }
         let paths = pathFields.map(\.bytes)
         guard let first = paths.first ?? target else {
-            s.error(req.tag, "bad-request", message: Array("\(req.verb) needs a path or target=".utf8))
+            outbox.error(c, req.tag, "bad-request", message: Array("\(req.verb) needs a path or target=".utf8))
             return nil
         }
         guard let root = tree.root(containing: first)?.path else {
-            s.error(req.tag, "outside", message: first)
+            outbox.error(c, req.tag, "outside", message: first)
             return nil
         }
         var nodes: [StateTree.NodeID] = []
         for p in paths + (target.map { [$0] } ?? []) {
             guard PathBytes.relativeComponents(p, under: root) != nil else {
-                s.error(req.tag, tree.root(containing: p) == nil ? "outside" : "bad-request",
+                outbox.error(c, req.tag, tree.root(containing: p) == nil ? "outside" : "bad-request",
                         message: Array("\(PathBytes.display(p)) is not under \(PathBytes.display(root))".utf8))
                 return nil
             }
             guard let id = tree.find(p) else {
-                s.error(req.tag, "not-found", message: p)
+                outbox.error(c, req.tag, "not-found", message: p)
                 return nil
             }
             if p != target || paths.contains(p) { nodes.append(id) }
@@ -152,40 +152,40 @@ extension Engine {
     /// The provider a request names with `provider=<name>` (1.1, `provider-address`): the
     /// connection whose `TOOLBAR` line carries that name. Nil with `ERR no-provider` sent when
     /// none does.
-    func addressedProvider(_ req: WireRequest, _ s: Session, name: String) -> Session? {
-        let named = toolbars.provider(named: name).flatMap { sessions[$0] }.flatMap { $0.isActive ? $0 : nil }
-        if named == nil { s.error(req.tag, "no-provider", message: Array("no sync engine named \(name) has a toolbar item".utf8)) }
+    func addressedProvider(_ req: WireRequest, _ c: Clients.ID, name: String) -> Clients.ID? {
+        let named = clients.toolbars.provider(named: name).flatMap { clients.isActive($0) ? $0 : nil }
+        if named == nil { outbox.error(c, req.tag, "no-provider", message: Array("no sync engine named \(name) has a toolbar item".utf8)) }
         return named
     }
 
-    func menu(_ req: WireRequest, _ s: Session) {
+    func menu(_ req: WireRequest, _ c: Clients.ID) {
         guard let kind = req.fields.first?.string, MenuItem.kinds.contains(kind) else {
-            s.error(req.tag, "bad-request", message: Array("usage: MENU items|container|sidebar|toolbar [target=<path>] <path>... | MENU toolbar provider=<name>".utf8))
+            outbox.error(c, req.tag, "bad-request", message: Array("usage: MENU items|container|sidebar|toolbar [target=<path>] <path>... | MENU toolbar provider=<name>".utf8))
             return
         }
         if let name = req.option("provider") {
-            guard let provider = addressedProvider(req, s, name: name) else { return }
+            guard let provider = addressedProvider(req, c, name: name) else { return }
             // Paths are optional here; when given, the items match their states.
             var states: [SyncState] = []
             if req.fields.count > 1 || req.options["target"] != nil {
-                guard let sel = selection(req, s, fieldsFrom: 1) else { return }
+                guard let sel = selection(req, c, fieldsFrom: 1) else { return }
                 states = sel.nodes.map { tree.reportedState($0) }
             }
-            for item in (provider.menus[kind] ?? []) where item.matches(states.map(\.name)) { s.write(item.wireLine(tag: req.tag)) }
-            s.ok(req.tag)
+            for item in (clients[provider]?.menus[kind] ?? []) where item.matches(states.map(\.name)) { outbox.write(c, item.wireLine(tag: req.tag)) }
+            outbox.ok(c, req.tag)
             return
         }
-        guard let sel = selection(req, s, fieldsFrom: 1) else { return }
+        guard let sel = selection(req, c, fieldsFrom: 1) else { return }
         let states = sel.nodes.map { tree.reportedState($0) }
         var items: [MenuItem] = []
         if let provider = roots.claimant(of: sel.root) {
-            items = (provider.menus[kind] ?? []).filter { $0.matches(states.map(\.name)) }
+            items = (clients[provider]?.menus[kind] ?? []).filter { $0.matches(states.map(\.name)) }
         }
         if kind == "items" && !sel.nodes.isEmpty {
             items += BuiltinMenu.items(states: states, ignoredByFile: sel.nodes.map { ignoredByFile($0, root: sel.root) })
         }
-        for item in items { s.write(item.wireLine(tag: req.tag)) }
-        s.ok(req.tag)
+        for item in items { outbox.write(c, item.wireLine(tag: req.tag)) }
+        outbox.ok(c, req.tag)
     }
 
     /// Whether the root's `.syncbadgeignore` (not the built-in patterns) ignores the entry or
@@ -203,24 +203,24 @@ extension Engine {
 
     /// `ACTION`; false when the answer waits for the provider's `ANSWER` (1.2, `reply=1`): the
     /// session then holds its later requests, in order, as for any slow request.
-    func action(_ req: WireRequest, _ s: Session) -> Bool {
+    func action(_ req: WireRequest, _ c: Clients.ID) -> Bool {
         guard let id = req.fields.first?.bytes, WireParser.isID(id) else {
-            s.error(req.tag, "bad-request", message: Array("usage: ACTION <action-id> [target=<path>] <path>... [reply=1]".utf8))
+            outbox.error(c, req.tag, "bad-request", message: Array("usage: ACTION <action-id> [target=<path>] <path>... [reply=1]".utf8))
             return true
         }
         let actionID = String(decoding: id, as: UTF8.self)
         let wantsReply = req.option("reply") == "1"
         if let name = req.option("provider"), !BuiltinMenu.ids.contains(actionID) {
-            guard let provider = addressedProvider(req, s, name: name) else { return true }
+            guard let provider = addressedProvider(req, c, name: name) else { return true }
             var paths: [[UInt8]] = []
             var target: [UInt8]?
             if req.fields.count > 1 || req.options["target"] != nil {
-                guard let sel = selection(req, s, fieldsFrom: 1) else { return true }
+                guard let sel = selection(req, c, fieldsFrom: 1) else { return true }
                 (paths, target) = (sel.paths, sel.target)
             }
-            return deliverAction(req, actionID, target: target, paths: paths, from: s, to: provider, wantsReply: wantsReply)
+            return deliverAction(req, actionID, target: target, paths: paths, from: c, to: provider, wantsReply: wantsReply)
         }
-        guard let sel = selection(req, s, fieldsFrom: 1) else { return true }
+        guard let sel = selection(req, c, fieldsFrom: 1) else { return true }
         switch actionID {
         case BuiltinMenu.details:
             // Without selected paths, the details are the target's.
@@ -230,15 +230,15 @@ extension Engine {
                 let details = "state=\(tree.reportedState(n).name) gen=\(r.gen) progress=\(r.progress.map(String.init) ?? "-") message=\(r.message ?? "-")"
                 return nodes.count > 1 ? "\(PathBytes.display(tree.path(n))): \(details)" : details
             }.joined(separator: "; ")
-            s.ok(req.tag) { $0.option("message", text) }
+            outbox.ok(c, req.tag) { $0.option("message", text) }
         case BuiltinMenu.ignore, BuiltinMenu.unignore:
-            editIgnoreFile(req, s, sel, ignore: actionID == BuiltinMenu.ignore)
+            return editIgnoreFile(req, c, sel, ignore: actionID == BuiltinMenu.ignore)
         default:
-            guard let provider = roots.claimant(of: sel.root), provider.isActive else {
-                s.error(req.tag, "no-provider", message: Array("no sync engine has claimed \(PathBytes.display(sel.root))".utf8))
+            guard let provider = roots.claimant(of: sel.root), clients.isActive(provider) else {
+                outbox.error(c, req.tag, "no-provider", message: Array("no sync engine has claimed \(PathBytes.display(sel.root))".utf8))
                 return true
             }
-            return deliverAction(req, actionID, target: sel.target, paths: sel.paths, from: s, to: provider, wantsReply: wantsReply)
+            return deliverAction(req, actionID, target: sel.target, paths: sel.paths, from: c, to: provider, wantsReply: wantsReply)
         }
         return true
     }
@@ -246,39 +246,39 @@ extension Engine {
     /// `* ACTION <action-id> [target=<path>] <path>... from=<client-name> [reply=<token>]` to a
     /// provider. Without `reply=1` the client's `OK` says it was delivered; with it, the
     /// provider's `ANSWER` (or the deadline) answers, and this returns false.
-    func deliverAction(_ req: WireRequest, _ actionID: String, target: [UInt8]?, paths: [[UInt8]], from s: Session,
-                       to provider: Session, wantsReply: Bool) -> Bool {
+    func deliverAction(_ req: WireRequest, _ actionID: String, target: [UInt8]?, paths: [[UInt8]], from c: Clients.ID,
+                       to provider: Clients.ID, wantsReply: Bool) -> Bool {
         var line = WireLine("*")
         line.word("ACTION")
         line.word(actionID)
         if let target { line.option("target", target) }
         for p in paths { line.field(p) }
-        line.option("from", s.name)
+        line.option("from", clients[c]?.name ?? "")
         if wantsReply {
-            let token = replies.delivered(client: s.id, tag: req.tag, provider: provider.id, now: loop.now)
+            let token = outstanding.replies.delivered(client: c, tag: req.tag, provider: provider, now: loop.now)
             line.word("reply=" + token)
             armReplyTimer()
         }
-        provider.write(line)
-        provider.flush()
+        outbox.write(provider, line)
+        deliver()
         if wantsReply { return false }
-        s.ok(req.tag)
+        outbox.ok(c, req.tag)
         return true
     }
 
     /// `ANSWER <token> [message=] [failed=1]` (1.2, `action-reply`): the waiting client's
     /// `ACTION` is answered, then its later requests go on.
-    func answer(_ req: WireRequest, _ s: Session) {
+    func answer(_ req: WireRequest, _ c: Clients.ID) {
         guard req.fields.count == 1, !req.fields[0].isPath, WireParser.isTag(req.fields[0].bytes) else {
-            s.error(req.tag, "bad-request", message: Array("usage: ANSWER <token> [message=<text>] [failed=1]".utf8))
+            outbox.error(c, req.tag, "bad-request", message: Array("usage: ANSWER <token> [message=<text>] [failed=1]".utf8))
             return
         }
         let token = req.fields[0].string
-        guard let reply = replies.answered(token, by: s.id, message: req.options["message"], failed: req.option("failed") == "1") else {
-            s.error(req.tag, "not-found", message: Array("no answer is awaited for \(token) from this connection".utf8))
+        guard let reply = outstanding.replies.answered(token, by: c, message: req.options["message"], failed: req.option("failed") == "1") else {
+            outbox.error(c, req.tag, "not-found", message: Array("no answer is awaited for \(token) from this connection".utf8))
             return
         }
-        s.ok(req.tag)
+        outbox.ok(c, req.tag)
         sendReplies([reply])
         armReplyTimer()
     }
@@ -286,48 +286,50 @@ extension Engine {
     /// Answers the clients' `ACTION ... reply=1` requests and lets each go on.
     func sendReplies(_ list: [ActionReplies.Reply]) {
         for r in list {
-            guard let c = sessions[r.client], c.isActive else { continue }
+            let c = r.client
+            guard clients.isActive(c) else { continue }
             switch r.outcome {
             case .answered(let message):
-                c.ok(r.tag) { line in if let message { line.option("message", message) } }
+                outbox.ok(c, r.tag) { line in if let message { line.option("message", message) } }
             case .failed(let message):
-                c.error(r.tag, "failed", message: message)
+                outbox.error(c, r.tag, "failed", message: message)
             case .timeout:
-                c.error(r.tag, "timeout", message: Array("the sync engine did not answer in time".utf8))
+                outbox.error(c, r.tag, "timeout", message: Array("the sync engine did not answer in time".utf8))
             case .noProvider:
-                c.error(r.tag, "no-provider", message: Array("the sync engine went away before it answered".utf8))
+                outbox.error(c, r.tag, "no-provider", message: Array("the sync engine went away before it answered".utf8))
             }
-            c.resume()
+            resume(c)
         }
     }
 
     /// One timer for the earliest awaited answer; none while no answer is awaited.
     func armReplyTimer() {
-        let next = replies.nextDeadline
-        if let t = replyTimer, t.at == next { return }
-        replyTimer?.task.cancel()
-        replyTimer = nil
-        guard let next, !shuttingDown else { return }
+        let next = outstanding.replies.nextDeadline
+        if let t = outstanding.replyTimer, t.at == next { return }
+        outstanding.replyTimer?.task.cancel()
+        outstanding.replyTimer = nil
+        guard let next, !outstanding.shuttingDown else { return }
         let task = loop.assumeIsolated().scheduleTask(deadline: next) {
-            self.replyTimer = nil
-            self.sendReplies(self.replies.expired(now: self.loop.now))
+            self.outstanding.replyTimer = nil
+            self.sendReplies(self.outstanding.replies.expired(now: self.loop.now))
             self.armReplyTimer()
-            self.flushDirty()
+            self.deliver()
         }
-        replyTimer = (task, next)
+        outstanding.replyTimer = (task, next)
     }
 
     /// The built-in Ignore / Stop ignoring: edit the root's ignore file; the watcher sees the
-    /// edit and the rules apply as for any other edit.
-    func editIgnoreFile(_ req: WireRequest, _ s: Session, _ sel: Selection, ignore: Bool) {
-        guard let root = roots[sel.root] else { return }
+    /// edit and the rules apply as for any other edit. The file is written on the store's
+    /// thread, not the event loop; false while it is (the client's later requests wait).
+    func editIgnoreFile(_ req: WireRequest, _ c: Clients.ID, _ sel: Selection, ignore: Bool) -> Bool {
+        guard let root = roots[sel.root] else { return true }
         let rels = sel.nodes.compactMap { n -> [UInt8]? in
             let r = tree.relativePath(n)
             return r.isEmpty ? nil : r
         }
         guard rels.count == sel.nodes.count else {
-            s.error(req.tag, "bad-request", message: Array("a root cannot ignore itself".utf8))
-            return
+            outbox.error(c, req.tag, "bad-request", message: Array("a root cannot ignore itself".utf8))
+            return true
         }
         let current = root.ignoreFile ?? []
         let defaults = root.ignoreDefaults
@@ -339,19 +341,33 @@ extension Engine {
                     .matches(rel.split(separator: PathBytes.slash), isDir: kinds[rel] == .dir)
             }
         let file = PathBytes.join(sel.root, IgnoreRules.fileName)
-        if let err = Self.writeFile(file, updated) {
-            s.error(req.tag, "internal", message: Array("cannot write \(PathBytes.display(file)): \(err)".utf8))
-            return
+        let rootPath = sel.root
+        storeWork {
+            Self.writeFile(file, updated)
+        }.assumeIsolated().whenComplete { result in
+            let failure: String?
+            switch result {
+            case .success(let err): failure = err
+            case .failure(let e): failure = "\(e)"
+            }
+            if failure == nil { _ = self.roots.ignoreFileChanged(rootPath, contents: updated) }
+            guard self.clients.isActive(c) else { return }
+            if let failure {
+                self.outbox.error(c, req.tag, "internal", message: Array("cannot write \(PathBytes.display(file)): \(failure)".utf8))
+            } else {
+                self.outbox.ok(c, req.tag)
+            }
+            self.resume(c)
         }
-        _ = roots.ignoreFileChanged(sel.root, contents: updated)
-        s.ok(req.tag)
+        return false
     }
 
     /// Writes a small file in place (no temporary file: its rename would show up as a change).
+    /// Runs on the store's thread.
     static func writeFile(_ path: [UInt8], _ bytes: [UInt8]) -> String? {
         let fd = path.withCString { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644) }
         guard fd >= 0 else { return String(cString: strerror(errno)) }
-        defer { close(fd) }
+        defer { Glibc.close(fd) }
         var off = 0
         while off < bytes.count {
             let n = bytes[off...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
@@ -364,8 +380,8 @@ extension Engine {
         return nil
     }
 
-    func toolbar(_ req: WireRequest, _ s: Session) {
-        for l in toolbars.lines { s.write(toolbarLine(req.tag, .show(l))) }
-        s.ok(req.tag)
+    func toolbar(_ req: WireRequest, _ c: Clients.ID) {
+        for l in clients.toolbars.lines { outbox.write(c, toolbarLine(req.tag, .show(l))) }
+        outbox.ok(c, req.tag)
     }
 }

@@ -2,11 +2,13 @@ import SyncBadgeCore
 
 /// The daemon's roots (PROTOCOL.md, "Roots"): the one place a root's own life is kept — being
 /// scanned, degraded, in error, its ignore settings, the `ADD-ROOT` waiting for its scan, and
-/// the provider that claimed it. The state tree holds each root's entries; the engine keeps
+/// the provider that claimed it. The state tree holds each root's entries; the hub keeps
 /// the two in step by performing what these transitions return. No I/O.
 ///
-/// Generic over who asks (a `Session` in the daemon), compared by identity.
-struct RootRegistry<Client: AnyObject> {
+/// Who asks is a client id (Clients).
+struct RootRegistry {
+    typealias Client = Int
+
     struct Root {
         var path: [UInt8]
         var scanning = true
@@ -29,6 +31,8 @@ struct RootRegistry<Client: AnyObject> {
     }
 
     private(set) var roots: [Root] = []
+    /// The stored root being restored at start, between its chunks (`restoreStoredRoots`).
+    var restoring: StateTree.Restore?
     private var scans: [UInt64: Scan] = [:]
     private var nextToken: UInt64 = 1
     private var claims: [[UInt8]: Client] = [:]
@@ -145,7 +149,7 @@ struct RootRegistry<Client: AnyObject> {
 
     /// `CLAIM`: the root's provider is `client`, unless another holds it.
     mutating func claim(_ path: [UInt8], by client: Client) -> ClaimResult {
-        if let owner = claims[path], owner !== client { return .heldBy(owner) }
+        if let owner = claims[path], owner != client { return .heldBy(owner) }
         claims[path] = client
         return .claimed
     }
@@ -154,7 +158,7 @@ struct RootRegistry<Client: AnyObject> {
 
     /// `UNCLAIM` (1.2): whether `client` held the root's claim (it no longer does).
     mutating func unclaim(_ path: [UInt8], by client: Client) -> Bool {
-        guard let owner = claims[path], owner === client else { return false }
+        guard let owner = claims[path], owner == client else { return false }
         claims.removeValue(forKey: path)
         return true
     }
@@ -162,8 +166,8 @@ struct RootRegistry<Client: AnyObject> {
     /// The client's connection closed: its claims go (returned, for their `* ROOT`), and the
     /// scans it waits for will answer no one.
     mutating func closed(_ client: Client) -> [[UInt8]] {
-        for (token, scan) in scans where scan.client === client { scans[token]?.client = nil }
-        let released = claims.filter { $0.value === client }.map(\.key)
+        for (token, scan) in scans where scan.client == client { scans[token]?.client = nil }
+        let released = claims.filter { $0.value == client }.map(\.key)
         for path in released { claims.removeValue(forKey: path) }
         return released.sorted { $0.lexicographicallyPrecedes($1) }
     }

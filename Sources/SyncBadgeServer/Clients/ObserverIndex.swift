@@ -3,23 +3,22 @@ import SyncBadgeCore
 /// Who observes which directory (PROTOCOL.md, "Observing directories"). Observation is per
 /// connection and exact: observing twice needs two `UNOBSERVE`s, a push goes once per
 /// connection however often it observes, and a closed connection observes nothing. The one
-/// place that knows it: the engine used to keep a node → sessions map and each session its own
+/// place that knows it: the hub used to keep a node → sessions map and each session its own
 /// counts, in step by hand in four places.
 ///
-/// Generic over what an observer is (a `Session` in the daemon, anything in tests); each is
-/// named by an `id` unique among those that are open.
-struct ObserverIndex<Observer> {
+/// Observers are client ids (Clients), unique among the connections that are open.
+struct ObserverIndex {
     typealias Node = StateTree.NodeID
 
     /// Node → the connections observing it.
-    private var observers: [Node: [Int: Observer]] = [:]
+    private var observers: [Node: Set<Int>] = [:]
     /// Connection → node → how many times it observes it.
     private var counts: [Int: [Node: Int]] = [:]
 
     /// `OBSERVE`.
-    mutating func observe(_ node: Node, by id: Int, _ observer: Observer) {
+    mutating func observe(_ node: Node, by id: Int) {
         counts[id, default: [:]][node, default: 0] += 1
-        observers[node, default: [:]][id] = observer
+        observers[node, default: []].insert(id)
     }
 
     enum Unobserved: Equatable {
@@ -48,9 +47,9 @@ struct ObserverIndex<Observer> {
     }
 
     /// The directory went away: every observation of it ends. Returns who observed it.
-    mutating func removed(_ node: Node) -> [Int: Observer] {
-        guard let own = observers.removeValue(forKey: node) else { return [:] }
-        for id in own.keys {
+    mutating func removed(_ node: Node) -> Set<Int> {
+        guard let own = observers.removeValue(forKey: node) else { return [] }
+        for id in own {
             counts[id]?.removeValue(forKey: node)
             if counts[id]?.isEmpty == true { counts.removeValue(forKey: id) }
         }
@@ -58,12 +57,12 @@ struct ObserverIndex<Observer> {
     }
 
     /// Who observes `node` (each once).
-    func observers(of node: Node) -> [Int: Observer]? { observers[node] }
+    func observers(of node: Node) -> Set<Int>? { observers[node] }
 
     func isObserving(_ id: Int, _ node: Node) -> Bool { counts[id]?[node] != nil }
 
     /// Every observed node.
-    var observedNodes: Dictionary<Node, [Int: Observer]>.Keys { observers.keys }
+    var observedNodes: Dictionary<Node, Set<Int>>.Keys { observers.keys }
 
     /// Observed directories summed over connections (`STATS observations`).
     var count: Int { counts.values.reduce(0) { $0 + $1.count } }
@@ -75,7 +74,7 @@ struct ObserverIndex<Observer> {
     }
 
     private mutating func removeObserver(_ id: Int, of node: Node) {
-        observers[node]?.removeValue(forKey: id)
+        observers[node]?.remove(id)
         if observers[node]?.isEmpty == true { observers.removeValue(forKey: node) }
     }
 }

@@ -4,11 +4,11 @@ import Testing
 import SyncBadgeCore
 @testable import SyncBadgeServer
 
-/// Protocol 1.2 through the engine, on an EmbeddedEventLoop (Support/EngineHarness.swift):
+/// Protocol 1.2 through the hub, on an EmbeddedEventLoop (Support/HubHarness.swift):
 /// answers, leases, the restart hold, UNCLAIM and the toolbar pushes, at the contract's times.
-@Suite struct EngineProtocol12Tests {
+@Suite struct HubProtocol12Tests {
     /// A provider that claimed `/r` and defined one item.
-    func provider(_ h: EngineHarness, name: String = "engine") throws -> FakeClient {
+    func provider(_ h: HubHarness, name: String = "engine") throws -> FakeClient {
         let p = try h.connect(role: "provider", name: name)
         #expect(try p.request("CLAIM /r") == ["OK"])
         #expect(try p.request("DEFINE-MENU items sync.now title=Sync%20now") == ["OK"])
@@ -18,15 +18,15 @@ import SyncBadgeCore
     /// `/r` holding `a`, claimed by a provider, and a viewer whose `ACTION sync.now /r/a
     /// reply=1` was delivered: the viewer's tag and the provider's token.
     struct Awaiting {
-        let h: EngineHarness
+        let h: HubHarness
         let provider: FakeClient
         let viewer: FakeClient
         let tag: String
         let token: String
     }
 
-    func awaiting(others: (EngineHarness) throws -> Void = { _ in }) throws -> Awaiting {
-        let h = try EngineHarness()
+    func awaiting(others: (HubHarness) throws -> Void = { _ in }) throws -> Awaiting {
+        let h = try HubHarness()
         try h.addRoot(files: ["a"])
         let p = try provider(h)
         try others(h)
@@ -43,23 +43,22 @@ import SyncBadgeCore
         return (lines, token)
     }
 
-    func set(_ h: EngineHarness, _ c: FakeClient, _ line: String) -> [String] {
+    func set(_ h: HubHarness, _ c: FakeClient, _ line: String) -> [String] {
         let tag = c.send(line)
         h.passBarriers()
         return c.answer(tag)
     }
 
     @Test func helloAnnouncesTheNewCapabilities() throws {
-        let h = try EngineHarness()
-        let session = Session(engine: h.engine, id: h.engine.makeSessionID(), peerPID: 1, allocator: ByteBufferAllocator())
-        let c = FakeClient(channel: EmbeddedChannel(handler: session, loop: h.loop))
+        let h = try HubHarness()
+        let c = h.stranger()
         let hello = try c.request("HELLO proto=1 role=viewer")
         let caps = hello.first?.split(separator: " ").first { $0.hasPrefix("caps=") }?.dropFirst("caps=".count).split(separator: ",") ?? []
         for cap in ["action-reply", "lease", "unclaim", "toolbar-push"] { #expect(caps.contains(Substring(cap)), "\(hello)") }
     }
 
     @Test func anAnsweredActionAnswersTheClientAndItsQueuedRequestsFollowInOrder() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a"])
         let p = try provider(h)
         let v = try h.connect(name: "viewer")
@@ -79,10 +78,10 @@ import SyncBadgeCore
         #expect(lines == ["\(tag) OK message=queued%20for%20upload", "\(ping) OK"])
         // Answered once only.
         #expect(try p.request("ANSWER \(token)").first?.hasPrefix("ERR not-found") == true)
-        #expect(h.engine.replyTimer == nil)
+        #expect(h.hub.outstanding.replyTimer == nil)
     }
 
-    @Test func aFailedAnswerIsAnErrorWithTheEnginesMessage() throws {
+    @Test func aFailedAnswerIsAnErrorWithTheProvidersMessage() throws {
         let a = try awaiting()
         #expect(try a.provider.request("ANSWER \(a.token) failed=1 message=remote%20is%20full") == ["OK"])
         #expect(a.viewer.answer(a.tag) == ["ERR failed message=remote%20is%20full"])
@@ -96,14 +95,14 @@ import SyncBadgeCore
         h.loop.advanceTime(by: .milliseconds(1))
         #expect(v.answer(tag).first?.hasPrefix("ERR timeout") == true)
         #expect(try p.request("ANSWER \(token)").first?.hasPrefix("ERR not-found") == true)
-        #expect(h.engine.replyTimer == nil)
+        #expect(h.hub.outstanding.replyTimer == nil)
     }
 
     @Test func aProviderThatLeavesBeforeAnsweringIsNoProvider() throws {
         let a = try awaiting()
-        a.provider.close()
+        a.provider.disconnect()
         #expect(a.viewer.answer(a.tag).first?.hasPrefix("ERR no-provider") == true)
-        #expect(a.h.engine.replyTimer == nil)
+        #expect(a.h.hub.outstanding.replyTimer == nil)
     }
 
     @Test func anotherConnectionCannotAnswerAndWithoutReplyNothingChanges() throws {
@@ -124,7 +123,7 @@ import SyncBadgeCore
     }
 
     @Test func aLeasedSyncingOutlivesItsConnectionUntilTheLeaseRunsOut() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a", "b"])
         let v = try h.connect()
         _ = try v.request("OBSERVE /r")
@@ -132,7 +131,7 @@ import SyncBadgeCore
         #expect(set(h, p, "SET syncing /r/a progress=40 lease=60").first?.hasPrefix("OK gen=") == true)
         #expect(set(h, p, "SET syncing /r/b").first?.hasPrefix("OK gen=") == true)
         #expect(h.store.state.withLock { $0.leases.count } == 1)
-        p.close()
+        p.disconnect()
         // b went with the connection; a stays for its lease.
         _ = v.pushes()
         #expect(try v.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a syncing") == true)
@@ -143,24 +142,24 @@ import SyncBadgeCore
         let pushes = v.pushes()
         #expect(pushes.contains { $0.hasPrefix("ITEM /r/a pending badge=pending") && $0.contains("lease") && !$0.contains("progress=") })
         #expect(h.store.state.withLock { $0.leases.isEmpty })
-        #expect(h.engine.releaseTimer == nil)
+        #expect(h.hub.outstanding.releaseTimer == nil)
     }
 
     @Test func aLaterSetEndsTheLease() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a"])
         let p = try h.connect(role: "provider")
         _ = set(h, p, "SET syncing /r/a lease=60")
-        #expect(h.engine.releaseTimer != nil)
+        #expect(h.hub.outstanding.releaseTimer != nil)
         _ = set(h, p, "SET synced /r/a")
-        #expect(h.engine.releaseTimer == nil)
+        #expect(h.hub.outstanding.releaseTimer == nil)
         #expect(h.store.state.withLock { $0.leases.isEmpty })
         h.loop.advanceTime(by: .seconds(61))
         #expect(try p.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a synced") == true)
     }
 
     @Test func aLeaseIsOneToADayAndOnlyForSyncing() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a"])
         let p = try h.connect(role: "provider")
         for bad in ["0", "86401", "-1", "soon", "1.5"] {
@@ -168,31 +167,31 @@ import SyncBadgeCore
         }
         #expect(set(h, p, "SET syncing /r/a lease=86400").first?.hasPrefix("OK") == true)
         #expect(set(h, p, "SET synced /r/a lease=soon").first?.hasPrefix("OK") == true)
-        #expect(h.engine.releaseTimer == nil)
+        #expect(h.hub.outstanding.releaseTimer == nil)
     }
 
     @Test func aStoredSyncingIsHeldThirtySecondsAfterAStartThenReleased() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a", "b"])
         let p = try h.connect(role: "provider")
         _ = set(h, p, "SET syncing /r/a")
         _ = set(h, p, "SET syncing /r/b")
         // As at start, with both stored `syncing` and no lease.
-        h.engine.restoreReleases([])
+        h.hub.restoreReleases([])
         let v = try h.connect()
         _ = try v.request("OBSERVE /r")
         h.loop.advanceTime(by: .seconds(10))
-        // The engine came back for b.
+        // The provider came back for b.
         _ = set(h, p, "SET syncing /r/b progress=80")
         h.loop.advanceTime(by: .seconds(20))
         let pushes = v.pushes()
         #expect(pushes.contains { $0.hasPrefix("ITEM /r/a pending") && $0.contains("restarted") })
         #expect(try v.request("STATUS /r/b").first?.hasPrefix("ITEM /r/b syncing") == true)
-        #expect(h.engine.releaseTimer == nil)
+        #expect(h.hub.outstanding.releaseTimer == nil)
     }
 
     @Test func aLeaseThatRanOutWhileDownIsReleasedAtStart() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a"])
         let p = try h.connect(role: "provider")
         _ = set(h, p, "SET syncing /r/a lease=5")
@@ -200,7 +199,7 @@ import SyncBadgeCore
         #expect(stored.count == 1)
         h.loop.advanceTime(by: .seconds(3))
         // As at start: the stored lease, whose deadline has not come yet, is timed again.
-        h.engine.restoreReleases(stored)
+        h.hub.restoreReleases(stored)
         h.loop.advanceTime(by: .seconds(1))
         #expect(try p.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a syncing") == true)
         h.loop.advanceTime(by: .seconds(1))
@@ -208,7 +207,7 @@ import SyncBadgeCore
     }
 
     @Test func aLeaseThatRanOutWhileTheDaemonWasDownIsReleasedAtOnce() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a", "b"])
         let p = try h.connect(role: "provider")
         _ = set(h, p, "SET syncing /r/a")
@@ -217,7 +216,7 @@ import SyncBadgeCore
         _ = try v.request("OBSERVE /r")
         // As at start: a's stored lease ran out a second ago, b has none (held).
         let ranOut = LoopWallClock(loop: h.loop).nowMs() - 1_000
-        h.engine.restoreReleases([StoreChanges.Lease(root: Array("/r".utf8), relativePath: Array("a".utf8), untilMs: ranOut),
+        h.hub.restoreReleases([StoreChanges.Lease(root: Array("/r".utf8), relativePath: Array("a".utf8), untilMs: ranOut),
                                   StoreChanges.Lease(root: Array("/r".utf8), relativePath: Array("gone".utf8), untilMs: ranOut + 60_000)])
         let pushes = v.pushes()
         #expect(pushes.contains { $0.hasPrefix("ITEM /r/a pending") && $0.contains("lease") }, "\(pushes)")
@@ -229,20 +228,20 @@ import SyncBadgeCore
     }
 
     @Test func theSyncedDeletionOfALeasedTombstoneEndsItsLease() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a"])
         let p = try h.connect(role: "provider")
-        h.engine.apply([.deleted(path: Array("/r/a".utf8), wasDirectory: false)])
+        h.hub.apply([.deleted(path: Array("/r/a".utf8), wasDirectory: false)])
         _ = set(h, p, "SET syncing /r/a lease=60")
         #expect(h.store.state.withLock { $0.leases.count } == 1)
         _ = set(h, p, "SET synced /r/a")
         #expect(try p.request("STATUS /r/a").first?.hasPrefix("ERR not-found") == true)
         #expect(h.store.state.withLock { $0.leases.isEmpty })
-        #expect(h.engine.releaseTimer == nil)
+        #expect(h.hub.outstanding.releaseTimer == nil)
     }
 
     @Test func unclaimGivesUpTheRootItsToolbarAndItsSyncing() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a", "b"])
         let v = try h.connect()
         let quiet = try h.connect(hello: " roots=0")
@@ -271,14 +270,14 @@ import SyncBadgeCore
     }
 
     @Test func theToolbarLineGoesWithItsProvidersConnectionAndItsRoot() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a"])
         let v = try h.connect()
         let p = try h.connect(role: "provider", name: "st")
         _ = try p.request("CLAIM /r")
         _ = try p.request("DEFINE-TOOLBAR name=Pause tooltip=Pause")
         #expect(v.pushes().contains("TOOLBAR name=Pause tooltip=Pause provider=st"))
-        p.close()
+        p.disconnect()
         #expect(v.pushes().contains("TOOLBAR provider=st removed"))
         #expect(try v.request("TOOLBAR") == ["OK"])
 

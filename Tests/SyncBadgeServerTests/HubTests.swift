@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOEmbedded
 import Testing
@@ -5,33 +6,33 @@ import SyncBadgeCore
 import SyncBadgeWatchEvents
 @testable import SyncBadgeServer
 
-/// The engine as a whole, on an EmbeddedEventLoop with fakes (Support/EngineHarness.swift):
-/// the paths that only floods, full disks and crashes reach in the end-to-end suite.
-@Suite struct EngineTests {
+/// The hub as a whole, on an EmbeddedEventLoop with fakes (Support/HubHarness.swift), lines
+/// in and lines out with no channel: the paths that only floods, full disks and crashes reach
+/// in the end-to-end suite.
+@Suite struct HubTests {
     @Test func aSlowReaderMissesPushesAndGetsOneResetPerDirectory() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a", "b"])
         let viewer = try h.connect()
         #expect(try viewer.request("OBSERVE /r").last == "OK count=2")
-        viewer.channel.isWritable = false
-        h.engine.apply([.changed(path: Array("/r/a".utf8), kind: .file, what: .modify),
+        viewer.setWritable(false)
+        h.hub.apply([.changed(path: Array("/r/a".utf8), kind: .file, what: .modify),
                         .changed(path: Array("/r/b".utf8), kind: .file, what: .modify)])
         #expect(viewer.pushes() == [])
-        h.engine.apply([.changed(path: Array("/r/c".utf8), kind: .file, what: .create)])
+        h.hub.apply([.changed(path: Array("/r/c".utf8), kind: .file, what: .create)])
         #expect(viewer.pushes() == [])
         // It reads again: the root's latest state and one RESET for the directory, not the
         // backlog.
-        viewer.channel.isWritable = true
-        viewer.channel.pipeline.fireChannelWritabilityChanged()
+        viewer.setWritable(true)
         #expect(viewer.pushes() == ["ROOT /r pending watches=1", "RESET /r"])
         // And pushes flow again.
-        h.engine.apply([.changed(path: Array("/r/a".utf8), kind: .file, what: .attrib)])
-        h.engine.apply([.deleted(path: Array("/r/b".utf8), wasDirectory: false)])
+        h.hub.apply([.changed(path: Array("/r/a".utf8), kind: .file, what: .attrib)])
+        h.hub.apply([.deleted(path: Array("/r/b".utf8), wasDirectory: false)])
         #expect(viewer.pushes().contains("GONE /r/b"))
     }
 
     @Test func anOverflowRescanResetsObserversAndChangeFeeds() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a"])
         let viewer = try h.connect()
         _ = try viewer.request("OBSERVE /r")
@@ -40,7 +41,7 @@ import SyncBadgeWatchEvents
         var scan = ScanTree()
         scan.append(parent: -1, name: Array("a".utf8), kind: .file)
         scan.append(parent: -1, name: Array("new".utf8), kind: .file)
-        h.engine.apply([.overflow, .rootRescanned(root: Array("/r".utf8), scan: RootScan(scan: scan, ignoreFile: nil, watches: 1, degraded: nil))])
+        h.hub.apply([.overflow, .rootRescanned(root: Array("/r".utf8), scan: RootScan(scan: scan, ignoreFile: nil, watches: 1, degraded: nil))])
         let pushes = viewer.pushes()
         #expect(pushes.contains("RESET /r"))
         #expect(pushes.contains { $0.hasPrefix("ITEM /r/new pending") })
@@ -50,7 +51,7 @@ import SyncBadgeWatchEvents
     /// A full disk: the SET is not acknowledged, the batch is kept and written again by a timer
     /// with backoff, and goes through once the disk takes it; nothing is lost.
     @Test func aFailedCommitIsRetriedWithBackoffUntilItSucceeds() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a", "b"])
         let provider = try h.connect(role: "provider")
         h.store.state.withLock { $0.failing = true }
@@ -80,7 +81,7 @@ import SyncBadgeWatchEvents
     }
 
     @Test func aDepartedProvidersSyncingIsReleasedAndItsClaimGoes() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a", "b"])
         let viewer = try h.connect()
         _ = try viewer.request("OBSERVE /r")
@@ -91,7 +92,7 @@ import SyncBadgeWatchEvents
         h.passBarriers()
         #expect(provider.answer(t1).first?.hasPrefix("OK") == true && provider.answer(t2).first?.hasPrefix("OK") == true)
         _ = viewer.pushes()
-        provider.close()
+        provider.disconnect()
         let pushes = viewer.pushes()
         #expect(pushes.contains { $0.hasPrefix("ITEM /r/a pending badge=pending") && $0.contains("message=engine%20stopped") && !$0.contains("progress=") })
         #expect(pushes.contains { $0.hasPrefix("ROOT /r") && !$0.contains("provider=") })
@@ -99,10 +100,10 @@ import SyncBadgeWatchEvents
     }
 
     @Test func aVanishedRootTurnsErrorAndSaysWhy() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a"])
         let viewer = try h.connect()
-        h.engine.apply([.rootVanished(root: Array("/r".utf8), reason: "unmounted")])
+        h.hub.apply([.rootVanished(root: Array("/r".utf8), reason: "unmounted")])
         let root = viewer.pushes().first { $0.hasPrefix("ROOT /r ") }
         #expect(root?.hasPrefix("ROOT /r error") == true && root?.contains("message=the%20root%20directory%20was%20unmounted") == true)
         #expect(try viewer.request("STATUS /r").first?.hasPrefix("ITEM /r error") == true)
@@ -113,14 +114,14 @@ import SyncBadgeWatchEvents
     /// The allocation-free STATUS path answers byte for byte what the general one does (an
     /// unknown option sends a request the general way).
     @Test func plainStatusAnswersAsTheGeneralPathDoes() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a", "two words", "b", "tab\tname", "caf\u{FF}e", "x.swp"])
         let provider = try h.connect(role: "provider")
         let t = provider.send("SET error /r/a message=no%20space progress=3")
         h.passBarriers()
         #expect(provider.answer(t).first?.hasPrefix("OK") == true)
         let viewer = try h.connect()
-        h.engine.apply([.deleted(path: Array("/r/b".utf8), wasDirectory: false)])  // a tombstone
+        h.hub.apply([.deleted(path: Array("/r/b".utf8), wasDirectory: false)])  // a tombstone
         for request in ["STATUS /r", "STATUS /r/a", "STATUS /r/two%20words", "STATUS /r/a /r/b /r", "STATUS /elsewhere",
                         "STATUS /r/missing", "STATUS /r/a/", "STATUS r/a", "STATUS /r/a  /r/b", "STATUS",
                         "STATUS /r/tab\tname", "STATUS /r/caf\u{FF}e", "STATUS /r/x.swp", "STATUS /r/b"] {
@@ -134,19 +135,19 @@ import SyncBadgeWatchEvents
         // A CR before the LF is dropped, whichever way the line goes.
         #expect(try viewer.request("STATUS /r/a\r") == viewer.request("STATUS /r/a"))
         // Before HELLO, STATUS is refused as any verb is.
-        let stranger = FakeClient(channel: EmbeddedChannel(handler: Session(engine: h.engine, id: h.engine.makeSessionID(), peerPID: 1, allocator: ByteBufferAllocator()), loop: h.loop))
+        let stranger = h.stranger()
         #expect(try stranger.request("STATUS /r/a") == ["ERR hello-required"])
     }
 
     /// A recursive SET gives its provider only the entries it changed: a file it skipped as
     /// stale stays the syncing of the SET that made it so, and is released with that one.
     @Test func aRecursiveSetOwnsOnlyWhatItChanged() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["f", "g"])
         let viewer = try h.connect()
         _ = try viewer.request("OBSERVE /r")
         let gen = try viewer.request("STATUS /r").first!.split(separator: " ").first { $0.hasPrefix("gen=") }!.dropFirst(4)
-        h.engine.apply([.changed(path: Array("/r/f".utf8), kind: .file, what: .modify)])  // f's gen moves past the root's
+        h.hub.apply([.changed(path: Array("/r/f".utf8), kind: .file, what: .modify)])  // f's gen moves past the root's
         let a = try h.connect(role: "provider", name: "a")
         let t1 = a.send("SET syncing /r/f")
         h.passBarriers()
@@ -157,18 +158,18 @@ import SyncBadgeWatchEvents
         #expect(try viewer.request("STATUS /r/f").first?.hasPrefix("ITEM /r/f syncing") == true)
         #expect(try viewer.request("STATUS /r/g").first?.hasPrefix("ITEM /r/g synced") == true)
         _ = viewer.pushes()
-        a.close()
+        a.disconnect()
         #expect(viewer.pushes().contains { $0.hasPrefix("ITEM /r/f pending") })
     }
 
-    /// A SET that waited for its barrier while its engine went away is applied, and its
+    /// A SET that waited for its barrier while its provider went away is applied, and its
     /// `syncing` released at once: the close came before it.
-    @Test func aSyncingSetWhoseEngineLeftBeforeItsBarrierIsReleased() throws {
-        let h = try EngineHarness()
+    @Test func aSyncingSetWhoseProviderLeftBeforeItsBarrierIsReleased() throws {
+        let h = try HubHarness()
         try h.addRoot(files: ["f"])
         let a = try h.connect(role: "provider", name: "a")
         a.send("SET syncing /r/f progress=10")
-        a.close()
+        a.disconnect()
         h.passBarriers()
         let viewer = try h.connect()
         let f = try viewer.request("STATUS /r/f").first
@@ -177,7 +178,7 @@ import SyncBadgeWatchEvents
 
     /// ROOT lines of a root in error say why, whoever put it there (1.1).
     @Test func aRootInErrorByAProviderSaysWhyToo() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["f", "g"])
         let a = try h.connect(role: "provider")
         let t = a.send("SET error /r/f message=disk%20full")
@@ -193,7 +194,7 @@ import SyncBadgeWatchEvents
 
     /// LIST writes each child's line in reused buffers: the same line STATUS gives for it.
     @Test func listedLinesAreTheChildrensStatusLines() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["b", "a", "two words", "pct%"])
         let viewer = try h.connect()
         let listed = try viewer.request("LIST /r")
@@ -207,15 +208,15 @@ import SyncBadgeWatchEvents
     }
 
     @Test func theDaemonsShutdownReleasesNothing() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a"])
         let provider = try h.connect(role: "provider")
         let t = provider.send("SET syncing /r/a")
         h.passBarriers()
         #expect(provider.answer(t).first?.hasPrefix("OK") == true)
-        h.engine.shutdown()
+        h.hub.shutdown()
         #expect(provider.lines().contains("* BYE shutdown"))
-        provider.close()
+        provider.disconnect()
         let viewer = try h.connect()
         #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a syncing") == true)
     }
@@ -223,19 +224,19 @@ import SyncBadgeWatchEvents
     /// PROTOCOL.md: as soon as the daemon holds a too-long line it says `* BYE too-long` and
     /// closes, even while an earlier request of that connection still waits (here for a scan).
     @Test func aTooLongLineEndsTheConnectionAtOnceBehindAWaitingRequest() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         let admin = try h.connect(role: "admin")
         let tag = admin.send("ADD-ROOT /r")
         #expect(h.watcher.lastAddRootToken != nil && admin.answer(tag).isEmpty)
         admin.write(String(repeating: "x", count: LineFramer.maxLineLength + 1))
         #expect(admin.pushes().last == "BYE too-long")
-        #expect(!admin.channel.isActive)
+        #expect(!admin.isOpen)
     }
 
     /// The session frames its reads itself: every line of a read is answered, in order, and a
     /// line cut between reads is answered once its LF comes, whatever the cut.
     @Test func everyLineOfAReadIsAnsweredAndACutLineWaitsForItsEnd() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         try h.addRoot(files: ["a", "b"])
         let viewer = try h.connect()
         // Each line's tag, verb and first word.
@@ -253,7 +254,7 @@ import SyncBadgeWatchEvents
     /// Lines read while a request waits (here for a scan) are answered after it, in order, even
     /// when a line was cut between the reads.
     @Test func linesBehindAWaitingRequestAreAnsweredInOrder() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         let admin = try h.connect(role: "admin")
         admin.write("1 ADD-ROOT /r\n2 PING\n3 STA")
         guard let token = h.watcher.lastAddRootToken else { throw HarnessError("no scan asked for") }
@@ -261,7 +262,7 @@ import SyncBadgeWatchEvents
         #expect(admin.lines().filter { !$0.hasPrefix("* ") } == [])
         var scan = ScanTree()
         scan.append(parent: -1, name: Array("a".utf8), kind: .file)
-        h.engine.apply([.rootAdded(root: Array("/r".utf8), token: token,
+        h.hub.apply([.rootAdded(root: Array("/r".utf8), token: token,
                                    result: .success(RootScan(scan: scan, ignoreFile: nil, watches: 1, degraded: nil)))])
         h.passBarriers()
         let lines = admin.lines().filter { !$0.hasPrefix("* ") }
@@ -272,7 +273,7 @@ import SyncBadgeWatchEvents
     /// A line longer than the limit that arrives in pieces is refused once the pieces add up
     /// to more than the limit, before its LF comes (PROTOCOL.md, "Framing").
     @Test func aTooLongLineInPiecesEndsTheConnection() throws {
-        let h = try EngineHarness()
+        let h = try HubHarness()
         let viewer = try h.connect()
         viewer.write("1 PING\n" + String(repeating: "x", count: 40_000))
         #expect(viewer.lines() == ["1 OK"])
@@ -285,13 +286,77 @@ import SyncBadgeWatchEvents
         #expect(viewer.lines() == [])
     }
 
-    /// A client that shuts down its writing side with a line unfinished: the lines before it
-    /// are answered, the unfinished one never is.
-    @Test func aLastLineWithoutLFIsNeverAnswered() throws {
-        let h = try EngineHarness()
+    /// A path outside every root is looked up on disk by the store's thread, not the event
+    /// loop: its answer, and the requests behind it, wait for that thread.
+    @Test func statusOutsideTheRootsLooksAtTheDiskOffTheLoop() throws {
+        let runner = QueuedStoreRunner()
+        let h = try HubHarness(storeRunner: runner)
         let viewer = try h.connect()
-        viewer.write("1 PING\n2 PI")
-        viewer.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
-        #expect(viewer.lines() == ["1 OK"])
+        let status = viewer.send("STATUS /elsewhere")
+        let ping = viewer.send("PING")
+        #expect(viewer.lines() == [] && runner.pending == 1)
+        runner.runAll()
+        #expect(viewer.lines() == ["\(status) ITEM /elsewhere outside badge=outside kind=file", "\(status) OK", "\(ping) OK"])
+    }
+
+    /// The built-in Ignore writes the root's ignore file on the store's thread; the action is
+    /// answered once it is written, and the requests behind it after.
+    @Test func theIgnoreActionWritesTheFileOffTheLoop() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hub-ignore-\(UInt32.random(in: 0...UInt32.max))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let runner = QueuedStoreRunner()
+        let h = try HubHarness(storeRunner: runner)
+        let admin = try h.connect(role: "admin")
+        let add = admin.send("ADD-ROOT \(dir)")
+        var scan = ScanTree()
+        scan.append(parent: -1, name: Array("a.log".utf8), kind: .file)
+        h.hub.apply([.rootAdded(root: Array(dir.utf8), token: try #require(h.watcher.lastAddRootToken),
+                                   result: .success(RootScan(scan: scan, ignoreFile: nil, watches: 1, degraded: nil)))])
+        runner.runAll()
+        #expect(admin.answer(add) == ["OK"])
+        let viewer = try h.connect()
+        let action = viewer.send("ACTION syncbadge.ignore \(dir)/a.log")
+        let ping = viewer.send("PING")
+        let file = dir + "/.syncbadgeignore"
+        #expect(viewer.lines() == [] && !FileManager.default.fileExists(atPath: file))
+        runner.runAll()
+        #expect(viewer.lines() == ["\(action) OK", "\(ping) OK"])
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "/a.log\n")
+    }
+
+    /// A change to a synced file has its identity read on the store's thread, not the event
+    /// loop; the events after it wait for the read, requests are answered meanwhile, and an
+    /// identity that did not change changes nothing.
+    @Test func aSyncedFilesIdentityIsReadOffTheLoopAndLaterEventsWaitForIt() throws {
+        let runner = QueuedStoreRunner()
+        let disk = FakeDisk()
+        let h = try HubHarness(storeRunner: runner, files: disk)
+        try h.addRoot(files: ["a", "b", "c"])
+        let provider = try h.connect(role: "provider")
+        let set = provider.send("SET synced /r/a")
+        h.passBarriers()
+        // The SET waits for the file's identity, read on the store's thread.
+        #expect(provider.answer(set) == [] && runner.pending == 1)
+        h.runUntilIdle()
+        #expect(provider.answer(set).first?.hasPrefix("OK gen=") == true)
+        let viewer = try h.connect()
+        // Unchanged on disk (metadata noise): still synced, once the read is back.
+        h.hub.apply([.changed(path: Array("/r/a".utf8), kind: .file, what: .attrib)])
+        #expect(runner.pending == 1)
+        h.runUntilIdle()
+        #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a synced") == true)
+        // Written: pending, and the deletion queued behind it waits for the read.
+        disk.write("/r/a")
+        h.hub.apply([.changed(path: Array("/r/a".utf8), kind: .file, what: .modify),
+                        .deleted(path: Array("/r/b".utf8), wasDirectory: false)])
+        #expect(runner.pending == 1)
+        #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a synced") == true)
+        #expect(try viewer.request("STATUS /r/b").first?.hasPrefix("ITEM /r/b unknown") == true)
+        h.hub.apply([.changed(path: Array("/r/c".utf8), kind: .file, what: .modify)])
+        h.runUntilIdle()
+        #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a pending") == true)
+        #expect(try viewer.request("STATUS /r/b").first?.hasPrefix("ITEM /r/b pending") == true)
+        #expect(try viewer.request("STATUS /r/c").first?.hasPrefix("ITEM /r/c pending") == true)
     }
 }

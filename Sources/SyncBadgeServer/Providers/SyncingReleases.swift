@@ -1,14 +1,14 @@
 import SyncBadgeCore
 
-/// When a `syncing` ends without its engine saying so (protocol 1.1 and 1.2, "Released
+/// When a `syncing` ends without its provider saying so (protocol 1.1 and 1.2, "Released
 /// states"): who holds each `syncing` and until when.
 /// - a `syncing` set without a lease belongs to its connection, and is released when that
 ///   connection closes or unclaims the root;
 /// - one set with `lease=` is released when the lease runs out (wall-clock time, stored, so it
 ///   survives a restart);
 /// - one found stored at start without a lease is held for `holdAfterStart`, then released,
-///   unless an engine reports on the path first.
-/// Any later `SET` on the path ends what held it before. No I/O: the engine applies the
+///   unless a provider reports on the path first.
+/// Any later `SET` on the path ends what held it before. No I/O: the hub applies the
 /// releases to the tree, stores the lease changes, and arms one timer for `nextDeadline`,
 /// only while a lease or a hold is outstanding.
 public struct SyncingReleases {
@@ -16,17 +16,17 @@ public struct SyncingReleases {
 
     /// Why a `syncing` was released: its `message=`.
     enum Reason: Equatable {
-        case engineGone(name: String)
+        case providerGone(name: String)
         case unclaimed(name: String)
         case leaseRanOut
-        case engineDidNotComeBack
+        case providerDidNotComeBack
 
         var message: String {
             switch self {
-            case .engineGone(let name): "\(name) stopped before this finished syncing"
+            case .providerGone(let name): "\(name) stopped before this finished syncing"
             case .unclaimed(let name): "\(name) gave up this root before this finished syncing"
             case .leaseRanOut: "the sync engine's lease ran out before it reported this path again"
-            case .engineDidNotComeBack: "the sync engine did not report this path again after syncbadged restarted"
+            case .providerDidNotComeBack: "the sync engine did not report this path again after syncbadged restarted"
             }
         }
     }
@@ -132,7 +132,7 @@ public struct SyncingReleases {
         var out: [(NodeID, Reason)] = leases.filter { $0.value <= nowMs }.keys.sorted().map { ($0, .leaseRanOut) }
         for (node, _) in out { leases.removeValue(forKey: node) }
         if let until = holdUntilMs, until <= nowMs {
-            out += held.sorted().map { ($0, .engineDidNotComeBack) }
+            out += held.sorted().map { ($0, .providerDidNotComeBack) }
             held.removeAll()
             holdUntilMs = nil
         }

@@ -1,7 +1,7 @@
 import NIOCore
 
 /// The answers awaited for `ACTION ... reply=1` (protocol 1.2, `action-reply`): which client
-/// asked (and with which tag), which provider owes the answer, and by when. No I/O: the engine
+/// asked (and with which tag), which provider owes the answer, and by when. No I/O: the hub
 /// delivers the `* ACTION`, writes the replies these events return, and arms one timer for
 /// `nextDeadline`, only while an answer is awaited.
 struct ActionReplies {

@@ -18,7 +18,7 @@ struct PlainStatus {
     private var out: [UInt8] = []
 
     /// True when `request` (a line without its LF) was a plain `STATUS`, whose answer went to
-    /// `write`. One method for the whole request: the engine, a class, then checks its access
+    /// `write`. One method for the whole request: the hub, a class, then checks its access
     /// to these buffers and to the tree once per request rather than once per use
     /// (swift_beginAccess was a tenth of the time).
     mutating func answer(_ request: ByteBuffer, tree: inout StateTree, write: ([UInt8]) -> Void) -> Bool {
@@ -49,9 +49,9 @@ struct PlainStatus {
     }
 }
 
-extension Engine {
+extension Hub {
     /// True when the line was answered here.
-    func fastStatus(_ buffer: ByteBuffer, _ s: Session) -> Bool {
-        plainStatus.answer(buffer, tree: &tree, write: s.writeLines)
+    func fastStatus(_ buffer: ByteBuffer, _ c: Clients.ID) -> Bool {
+        scratch.plainStatus.answer(buffer, tree: &tree) { outbox.writeLines(c, $0) }
     }
 }

@@ -3,7 +3,7 @@ import SyncBadgeCore
 import SyncBadgeStore
 
 /// A provider's `SET`s on their way to being applied and made durable (PROTOCOL.md, "The state
-/// rules"), as a state machine with no I/O: the engine feeds it events and performs what it
+/// rules"), as a state machine with no I/O: the hub feeds it events and performs what it
 /// returns (ask the watcher for a barrier, apply a group of SETs, write batches to the store,
 /// arm the retry timer).
 ///
@@ -18,7 +18,7 @@ import SyncBadgeStore
 ///   their change is done. A failed transaction (a full disk) is kept and written again first,
 ///   by a timer with backoff (250 ms doubling to 30 s); new waiters also try at once.
 ///
-/// `Group` is what the engine applies together (a session and its pipelined requests),
+/// `Group` is what the hub applies together (a client and its pipelined requests),
 /// `Waiter` what it calls when a commit ends.
 struct SetPipeline<Group, Waiter> {
     static var firstRetry: TimeAmount { .milliseconds(250) }
@@ -76,6 +76,11 @@ struct SetPipeline<Group, Waiter> {
         return (groups, takeWaiting())
     }
 
+    /// The groups the barrier `token` would hand over (`barrierReached`), without taking them.
+    func groups(releasedBy token: UInt64) -> [Group]? {
+        token == outstanding && !atBarrier.isEmpty ? atBarrier : nil
+    }
+
     /// Entries just set synced start settling; returns the barrier token that ends it (to ask
     /// the watcher for), or nil when there are none.
     mutating func settle(_ nodes: [StateTree.NodeID]) -> UInt64? {
@@ -96,7 +101,7 @@ struct SetPipeline<Group, Waiter> {
     mutating func rootRowStored() { rootRowsPending -= 1 }
 
     /// A commit is wanted: changes were made (`hasChanges`), or a waiter needs the next
-    /// commit. True when the engine must start one now (`begin`).
+    /// commit. True when the hub must start one now (`begin`).
     mutating func commitWanted(_ waiter: Waiter?, hasChanges: Bool) -> Bool {
         if let waiter { waiters.append(waiter) }
         return !inFlight && rootRowsPending == 0 && (hasChanges || !waiters.isEmpty || !unstored.isEmpty)

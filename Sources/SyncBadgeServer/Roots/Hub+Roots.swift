@@ -6,76 +6,76 @@ import SyncBadgeWatchEvents
 /// Roots, from `ADD-ROOT` to `REMOVE-ROOT`: registering and scanning, reloading at start,
 /// vanishing and coming back, rescans after lost events, their ignore files, claims, and their
 /// `ROOT` lines. RootRegistry keeps each root's own state; the tree its entries.
-extension Engine {
+extension Hub {
     // MARK: Registering
 
     /// Restores the stored roots at start, before any client connects; they answer with
     /// `scanning=1` until their rescan ends. The store's reads run on the calling thread and the
-    /// tree's fill on the engine's loop, one chunk at a time, so that the two overlap
+    /// tree's fill on the hub's loop, one chunk at a time, so that the two overlap
     /// (PERFORMANCE.md, "Start-up"). The watcher starts on the roots once all of them are in:
     /// nothing it reports may run between the chunks of a root half restored.
-    static func restoreStoredRoots(_ engine: NIOLoopBound<Engine>, store: any StateStore, chunk: Int = 8_192) throws {
-        let loop = engine.eventLoop
+    static func restoreStoredRoots(_ hub: NIOLoopBound<Hub>, store: any StateStore, chunk: Int = 8_192) throws {
+        let loop = hub.eventLoop
         var toWatch: [(path: [UInt8], token: UInt64)] = []
         for stored in try store.roots() {
             let count = try store.entryCount(root: stored.path)
             guard count > 0 else {
                 let token = try loop.submit {
-                    engine.value.addUnscannedRoot(stored.path, ignoreDefaults: stored.ignoreDefaults,
+                    hub.value.addUnscannedRoot(stored.path, ignoreDefaults: stored.ignoreDefaults,
                                                   scan: .init(client: nil, tag: "", restored: false))
                 }.wait()
                 toWatch.append((stored.path, token))
                 continue
             }
-            let token = try loop.submit { engine.value.beginRestoring(stored, entries: count) }.wait()
+            let token = try loop.submit { hub.value.beginRestoring(stored, entries: count) }.wait()
             try store.entries(root: stored.path, chunk: chunk) { part in
-                loop.execute { engine.value.restoreChunk(part) }
+                loop.execute { hub.value.restoreChunk(part) }
             }
-            try loop.submit { engine.value.finishRestoring(stored.path, entries: count) }.wait()
+            try loop.submit { hub.value.finishRestoring(stored.path, entries: count) }.wait()
             toWatch.append((stored.path, token))
         }
         let roots = toWatch
         let leases = try store.leases()
         try loop.submit {
             // Before the rescan: what it finds changed turns `pending` and leaves the hold.
-            engine.value.restoreReleases(leases)
-            for r in roots { engine.value.startWatching(r.path, token: r.token, identities: true) }
+            hub.value.restoreReleases(leases)
+            for r in roots { hub.value.startWatching(r.path, token: r.token, identities: true) }
         }.wait()
     }
 
     private func beginRestoring(_ stored: StoredRoot, entries: Int) -> UInt64 {
         let (token, rules) = registerRoot(stored.path, ignoreDefaults: stored.ignoreDefaults,
                                           scan: .init(client: nil, tag: "", restored: true))
-        restoring = tree.beginRestore(path: stored.path, rules: rules, entries: entries)
+        roots.restoring = tree.beginRestore(path: stored.path, rules: rules, entries: entries)
         return token
     }
 
     private func restoreChunk(_ entries: StoredEntries) {
-        tree.restore(entries, into: &restoring!)
+        tree.restore(entries, into: &roots.restoring!)
     }
 
     private func finishRestoring(_ path: [UInt8], entries: Int) {
-        guard let restore = restoring else { return }
-        restoring = nil
+        guard let restore = roots.restoring else { return }
+        roots.restoring = nil
         tree.finishRestore(restore)
         logger.info("loaded stored states", metadata: ["root": "\(PathBytes.display(path))", "entries": "\(entries)"])
     }
 
     /// Registers a root as `scanning=1` and asks the watcher to watch and scan it.
-    func beginRoot(_ path: [UInt8], ignoreDefaults: Bool, scan: RootRegistry<Session>.Scan) {
+    func beginRoot(_ path: [UInt8], ignoreDefaults: Bool, scan: RootRegistry.Scan) {
         let token = addUnscannedRoot(path, ignoreDefaults: ignoreDefaults, scan: scan)
         startWatching(path, token: token, identities: scan.client == nil)
     }
 
     /// A root in the registry and the tree with nothing below it yet (a new root, or a stored
     /// one with no stored entries): the watcher's scan fills it.
-    private func addUnscannedRoot(_ path: [UInt8], ignoreDefaults: Bool, scan: RootRegistry<Session>.Scan) -> UInt64 {
+    private func addUnscannedRoot(_ path: [UInt8], ignoreDefaults: Bool, scan: RootRegistry.Scan) -> UInt64 {
         let (token, rules) = registerRoot(path, ignoreDefaults: ignoreDefaults, scan: scan)
         tree.addRoot(path: path, scan: ScanTree(), rules: rules)
         return token
     }
 
-    private func registerRoot(_ path: [UInt8], ignoreDefaults: Bool, scan: RootRegistry<Session>.Scan) -> (UInt64, IgnoreRules) {
+    private func registerRoot(_ path: [UInt8], ignoreDefaults: Bool, scan: RootRegistry.Scan) -> (UInt64, IgnoreRules) {
         (roots.begin(path, ignoreDefaults: ignoreDefaults, scan: scan), rules(for: path, file: nil, defaults: ignoreDefaults))
     }
 
@@ -87,7 +87,7 @@ extension Engine {
 
     func rules(for root: [UInt8], file: [UInt8]?, defaults: Bool) -> IgnoreRules {
         var rules = IgnoreRules(fileContents: file, defaults: defaults)
-        for p in privatePaths {
+        for p in settings.privatePaths {
             if let rel = PathBytes.relativeComponents(p, under: root), !rel.isEmpty {
                 rules.ignoreExactly(rel.map(Array.init))
             }
@@ -95,17 +95,17 @@ extension Engine {
         return rules
     }
 
-    func addRoot(_ req: WireRequest, _ s: Session) -> Bool {
-        guard let p = paths(req, s)?.first else { return true }
-        switch roots.check(adding: p, privatePaths: privatePaths) {
+    func addRoot(_ req: WireRequest, _ c: Clients.ID) -> Bool {
+        guard let p = paths(req, c)?.first else { return true }
+        switch roots.check(adding: p, privatePaths: settings.privatePaths) {
         case .alreadyARoot:
-            s.ok(req.tag)
+            outbox.ok(c, req.tag)
             return true
         case .busy(let why):
-            s.error(req.tag, "busy", message: Array(why.utf8))
+            outbox.error(c, req.tag, "busy", message: Array(why.utf8))
             return true
         case .add:
-            beginRoot(p, ignoreDefaults: req.option("ignore-defaults") != "0", scan: .init(client: s, tag: req.tag, restored: false))
+            beginRoot(p, ignoreDefaults: req.option("ignore-defaults") != "0", scan: .init(client: c, tag: req.tag, restored: false))
             return false
         }
     }
@@ -136,7 +136,7 @@ extension Engine {
                 return
             }
             let stored = StoredRoot(path: path, ignoreDefaults: ignoreDefaults)
-            let store = self.store
+            let store = self.ports.store
             // The root row first; its entries follow with the next group commit, once the
             // answer is out.
             sets.rootRowStarted()
@@ -145,17 +145,17 @@ extension Engine {
             }.assumeIsolated().whenComplete { result in
                 self.sets.rootRowStored()
                 self.pushRoot(path)
-                if let s = pending.client, s.isActive {
+                if let c = pending.client, self.clients.isActive(c) {
                     switch result {
-                    case .success: s.ok(pending.tag)
-                    case .failure(let e): s.error(pending.tag, "internal", message: Array("cannot store the root: \(e)".utf8))
+                    case .success: self.outbox.ok(c, pending.tag)
+                    case .failure(let e): self.outbox.error(c, pending.tag, "internal", message: Array("cannot store the root: \(e)".utf8))
                     }
                     // Out before the requests queued behind it run (a SET there would start
                     // the commit first).
-                    s.flush()
-                    s.resume()
+                    self.deliver()
+                    self.resume(c)
                 }
-                self.flushDirty()
+                self.deliver()
                 self.scheduleCommit()
             }
         case .failure(let error):
@@ -174,12 +174,12 @@ extension Engine {
                 // roots' changes drained with it are pushed as usual.
                 publishChanges()
                 // A group commit may have stored the empty root meanwhile.
-                let store = self.store
+                let store = self.ports.store
                 storeWork { try store.removeRoot(path) }.whenComplete { _ in }
                 pushRootRemoved(path)
-                if let s = pending.client, s.isActive {
-                    s.error(pending.tag, code, message: Array("\(PathBytes.display(path)): \(message)".utf8))
-                    s.resume()
+                if let c = pending.client, clients.isActive(c) {
+                    outbox.error(c, pending.tag, code, message: Array("\(PathBytes.display(path)): \(message)".utf8))
+                    resume(c)
                 }
             } else {
                 tree.setRootError(path, message: Self.rootErrorPrefix(path) + message)
@@ -189,15 +189,15 @@ extension Engine {
         }
     }
 
-    func removeRoot(_ req: WireRequest, _ s: Session) -> Bool {
-        guard let p = paths(req, s)?.first else { return true }
+    func removeRoot(_ req: WireRequest, _ c: Clients.ID) -> Bool {
+        guard let p = paths(req, c)?.first else { return true }
         let claimant = roots.claimant(of: p)
         switch roots.remove(p) {
         case .notARoot:
-            s.error(req.tag, "not-found", message: Array("\(PathBytes.display(p)) is not a root".utf8))
+            outbox.error(c, req.tag, "not-found", message: Array("\(PathBytes.display(p)) is not a root".utf8))
             return true
         case .scanning:
-            s.error(req.tag, "busy", message: Array("\(PathBytes.display(p)) is being scanned".utf8))
+            outbox.error(c, req.tag, "busy", message: Array("\(PathBytes.display(p)) is being scanned".utf8))
             return true
         case .removed:
             break
@@ -205,26 +205,24 @@ extension Engine {
         watcher?.removeRoot(p)
         tree.removeRoot(path: p)
         // What held its `syncing` entries goes with them (their lease rows with the root's row).
-        releases.forget { !tree.isLive($0) }
-        leaseRows.removeAll { $0.root == p }
+        outstanding.releases.forget { !tree.isLive($0) }
+        outstanding.leaseRows.removeAll { $0.root == p }
         armReleaseTimer()
-        if let owner = claimant, let push = toolbars.unclaimed(owner.id) { pushToolbar(push) }
+        if let owner = claimant, let push = clients.toolbars.unclaimed(owner) { pushToolbar(push) }
         sets.forgetRoot(p)
-        if let subs = changeSubscribers.removeValue(forKey: p) {
-            for s in subs.values { s.subscriptions.remove(p) }
-        }
+        clients.rootRemoved(p)
         publishChanges()
         pushRootRemoved(p)
-        let store = self.store
+        let store = self.ports.store
         storeWork {
             try store.removeRoot(p)
         }.assumeIsolated().whenComplete { result in
-            guard s.isActive else { return }
+            guard self.clients.isActive(c) else { return }
             switch result {
-            case .success: s.ok(req.tag)
-            case .failure(let e): s.error(req.tag, "internal", message: Array("cannot store the change: \(e)".utf8))
+            case .success: self.outbox.ok(c, req.tag)
+            case .failure(let e): self.outbox.error(c, req.tag, "internal", message: Array("cannot store the change: \(e)".utf8))
             }
-            s.resume()
+            self.resume(c)
         }
         return false
     }
@@ -260,13 +258,12 @@ extension Engine {
     func rootRescanned(_ root: [UInt8], _ scan: RootScan) {
         guard reconcile(root, scan) != nil else { return }
         publishChanges()
-        for node in observerIndex.observedNodes where tree.record(node).kind == .dir {
-            guard let sessions = observerIndex.observers(of: node) else { continue }
+        for node in clients.observers.observedNodes where tree.record(node).kind == .dir {
+            guard let observers = clients.observers.observers(of: node) else { continue }
             let p = tree.path(node)
             guard PathBytes.relativeComponents(p, under: root) != nil else { continue }
-            for s in sessions.values {
-                writeReset(node, to: s)
-                markDirty(s)
+            for c in observers {
+                writeReset(node, to: c)
             }
         }
         resetChanges(root)
@@ -299,42 +296,42 @@ extension Engine {
 
     /// The root at exactly `path`, or nil with the error sent (`not-found` under a root,
     /// `outside` under none).
-    func exactRoot(_ req: WireRequest, _ s: Session) -> [UInt8]? {
-        guard let p = paths(req, s)?.first else { return nil }
+    func exactRoot(_ req: WireRequest, _ c: Clients.ID) -> [UInt8]? {
+        guard let p = paths(req, c)?.first else { return nil }
         guard tree.root(at: p) != nil, roots[p] != nil else {
-            s.error(req.tag, tree.root(containing: p) != nil ? "not-found" : "outside", message: p)
+            outbox.error(c, req.tag, tree.root(containing: p) != nil ? "not-found" : "outside", message: p)
             return nil
         }
         return p
     }
 
-    func claim(_ req: WireRequest, _ s: Session) {
-        guard let root = exactRoot(req, s) else { return }
+    func claim(_ req: WireRequest, _ c: Clients.ID) {
+        guard let root = exactRoot(req, c) else { return }
         let before = roots.claimant(of: root)
-        if case .heldBy(let owner) = roots.claim(root, by: s) {
-            s.error(req.tag, "busy", message: Array("claimed by \(owner.name)".utf8))
+        if case .heldBy(let owner) = roots.claim(root, by: c) {
+            outbox.error(c, req.tag, "busy", message: Array("claimed by \(clients[owner]?.name ?? "")".utf8))
             return
         }
-        s.ok(req.tag)
+        outbox.ok(c, req.tag)
         pushRoot(root)
         // A second CLAIM of the same root is no new claim.
-        if before == nil, let push = toolbars.claimed(s.id) { pushToolbar(push) }
+        if before == nil, let push = clients.toolbars.claimed(c) { pushToolbar(push) }
     }
 
     // MARK: ROOT lines
 
-    func roots(_ req: WireRequest, _ s: Session) {
-        for root in roots.roots { s.write(rootLine(req.tag, root)) }
-        s.ok(req.tag)
+    func roots(_ req: WireRequest, _ c: Clients.ID) {
+        for root in roots.roots { outbox.write(c, rootLine(req.tag, root)) }
+        outbox.ok(c, req.tag)
     }
 
-    func rootLine(_ head: String, _ root: RootRegistry<Session>.Root) -> WireLine {
+    func rootLine(_ head: String, _ root: RootRegistry.Root) -> WireLine {
         var line = WireLine(head)
         line.word("ROOT")
         line.field(root.path)
         let state: SyncState = root.error != nil ? .error : tree.root(at: root.path).map { tree.reportedState($0.node) } ?? .unknown
         line.word(state.name)
-        if let provider = roots.claimant(of: root.path) { line.option("provider", provider.name) }
+        if let provider = roots.claimant(of: root.path), let name = clients[provider]?.name { line.option("provider", name) }
         line.word("watches=\(watcher?.watches(of: root.path) ?? 0)")
         if root.scanning { line.word("scanning=1") }
         if let d = root.degraded { line.option("degraded", d) }
@@ -357,12 +354,12 @@ extension Engine {
     func pushRoot(_ path: [UInt8]) {
         guard let root = roots[path] else { return }
         let line = rootLine("*", root)
-        for s in sessions.values where s.role != nil { s.push(line, .root(path)) }
+        for c in clients.all where clients[c]?.role != nil { push(line, .root(path), to: c) }
     }
 
     func pushRootRemoved(_ path: [UInt8]) {
         let line = currentRootLine(path)
-        for s in sessions.values where s.role != nil { s.push(line, .root(path)) }
+        for c in clients.all where clients[c]?.role != nil { push(line, .root(path), to: c) }
     }
 
     /// `* ROOT` as the root is now: its state, or `removed` once it is no root any more.

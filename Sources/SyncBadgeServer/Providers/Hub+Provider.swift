@@ -5,51 +5,52 @@ import NIOCore
 import SyncBadgeCore
 import SyncBadgeWatchEvents
 
-/// Sync engines: `SET`, `CHANGES`, `SUBSCRIBE-CHANGES`, `CLAIM`, and the group commit that
+/// Providers (sync engines): `SET`, `CHANGES`, `SUBSCRIBE-CHANGES`, `CLAIM`, and the group commit that
 /// makes every acknowledged `SET` durable.
-extension Engine {
+extension Hub {
     // MARK: SET
 
     /// Queues `SET`s behind a watcher barrier (SetPipeline). Returns false: the answers come
     /// after the commit.
-    func handleSets(_ reqs: [WireRequest], from s: Session) -> Bool {
-        if let token = sets.arrived((s, reqs)) { watcher?.barrier(token: token) }
+    func handleSets(_ reqs: [WireRequest], from c: Clients.ID) -> Bool {
+        let group = SetGroup(client: c, name: clients[c]?.name ?? "", requests: reqs)
+        if let token = sets.arrived(group) { watcher?.barrier(token: token) }
         return false
     }
 
     /// A barrier came back: when it is the SETs', apply them in order, commit once, then answer.
     func barrierReached(_ token: UInt64) {
         guard let (groups, next) = sets.barrierReached(token) else { return }
-        var answers: [(Session, [(tag: String, line: WireLine, ok: Bool)])] = []
+        var answers: [(Clients.ID, [(tag: String, line: WireLine, ok: Bool)])] = []
         var stated: [[UInt8]] = []
-        for (s, reqs) in groups {
-            answers.append((s, reqs.map { req in
-                let (line, ok) = applySet(req, from: s, stated: &stated)
+        for group in groups {
+            answers.append((group.client, group.requests.map { req in
+                let (line, ok) = applySet(req, from: group.client, stated: &stated)
                 return (req.tag, line, ok)
             }))
         }
         if let settled = sets.settle(stated.compactMap { tree.find($0) }) { watcher?.barrier(token: settled) }
-        // A SET whose engine went away while it waited for its barrier: its `syncing` is
+        // A SET whose provider went away while it waited for its barrier: its `syncing` is
         // released now, as it would have been at the close.
-        for (s, _) in groups where s.context == nil { releaseSyncing(of: s) }
+        for group in groups where clients[group.client] == nil { releaseSyncing(of: group.client, name: group.name) }
         scheduleCommit { result in
-            for (s, lines) in answers where s.isActive {
+            for (c, lines) in answers where self.clients.isActive(c) {
                 for (tag, line, ok) in lines {
                     // An OK promises durability: without the commit it is an error.
                     if ok, case .failure(let e) = result {
-                        s.error(tag, "internal", message: Array("cannot store the state: \(e)".utf8))
+                        self.outbox.error(c, tag, "internal", message: Array("cannot store the state: \(e)".utf8))
                     } else {
-                        s.write(line)
+                        self.outbox.write(c, line)
                     }
                 }
-                s.resume()
+                self.resume(c)
             }
         }
         if let next { watcher?.barrier(token: next) }
     }
 
     /// Applies one `SET`; its answer line, and whether it is an `OK`.
-    func applySet(_ req: WireRequest, from s: Session, stated: inout [[UInt8]]) -> (WireLine, Bool) {
+    func applySet(_ req: WireRequest, from c: Clients.ID, stated: inout [[UInt8]]) -> (WireLine, Bool) {
         func fail(_ code: String, _ message: [UInt8]) -> (WireLine, Bool) {
             var l = WireLine(req.tag)
             l.word("ERR")
@@ -92,7 +93,8 @@ extension Engine {
         var dropped: [(StateTree.NodeID, [UInt8])] = []
         switch tree.set(path, set, identify: { p in
             stated.append(p)
-            return files.lstat(p)?.identity
+            // Read on the store's thread before the barrier's SETs were applied (Hub.apply).
+            return ingest.identities[p] ?? nil
         }, applied: { changed.append($0) }, dropping: { dropped.append(($0, $1)) }) {
         case .notFound:
             return fail("not-found", path)
@@ -104,42 +106,41 @@ extension Engine {
             line.word("OK")
             line.word("gen=\(gen)")
             // A tombstone whose deletion is synced goes, and with it whatever held it.
-            for (node, p) in dropped where releases.dropped(node) != nil {
+            for (node, p) in dropped where outstanding.releases.dropped(node) != nil {
                 guard let root = tree.root(containing: p)?.path, let rel = PathBytes.relativeComponents(p, under: root) else { continue }
-                leaseRows.append(StoreChanges.Lease(root: root, relativePath: Array(rel.joined(separator: [PathBytes.slash])), untilMs: nil))
+                outstanding.leaseRows.append(StoreChanges.Lease(root: root, relativePath: Array(rel.joined(separator: [PathBytes.slash])), untilMs: nil))
             }
-            noteSyncing(changed, set.state, by: s, leaseMs: leaseMs)
+            noteSyncing(changed, set.state, by: c, leaseMs: leaseMs)
         }
         return (line, true)
     }
 
-    // MARK: Syncing that outlives its engine
+    // MARK: Syncing that outlives its provider
 
     /// Remembers who holds the entries this SET reached (a recursive one skips stale and
     /// ignored entries, which keep their holder): its connection, or a lease. Any SET ends the
     /// lease or the restart hold it had.
-    func noteSyncing(_ changed: [StateTree.NodeID], _ state: SyncState, by s: Session, leaseMs: Int64?) {
-        let leases = releases.set(changed, state: state, by: s.id, leaseMs: leaseMs, nowMs: clock.nowMs())
+    func noteSyncing(_ changed: [StateTree.NodeID], _ state: SyncState, by c: Clients.ID, leaseMs: Int64?) {
+        let leases = outstanding.releases.set(changed, state: state, by: c, leaseMs: leaseMs, nowMs: ports.clock.nowMs())
         for l in leases { storeLease(l) }
         // Paths that left `syncing` by a local change, or were removed, meanwhile.
-        releases.prune { tree.isLive($0) && tree.record($0).state == .syncing }
+        outstanding.releases.prune { tree.isLive($0) && tree.record($0).state == .syncing }
         armReleaseTimer()
     }
 
     /// A lease row for the next group commit.
     func storeLease(_ change: SyncingReleases.LeaseChange) {
         guard tree.isLive(change.node), let root = tree.root(containing: tree.path(change.node))?.path else { return }
-        leaseRows.append(StoreChanges.Lease(root: root, relativePath: tree.relativePath(change.node), untilMs: change.untilMs))
+        outstanding.leaseRows.append(StoreChanges.Lease(root: root, relativePath: tree.relativePath(change.node), untilMs: change.untilMs))
     }
 
     /// A provider's connection closed while the daemon runs: every path still `syncing` as it
     /// set it without a lease returns to `pending` (same gen, progress cleared, a message saying
-    /// why), so no badge stays "syncing" for an engine that is gone (protocol 1.1).
-    func releaseSyncing(of s: Session) {
-        guard s.role == .provider else { return }
-        let mine = releases.connectionClosed(s.id)
-        guard !shuttingDown else { return }
-        release(mine, .engineGone(name: s.name))
+    /// why), so no badge stays "syncing" for a provider that is gone (protocol 1.1).
+    func releaseSyncing(of c: Clients.ID, name: String) {
+        let mine = outstanding.releases.connectionClosed(c)
+        guard !outstanding.shuttingDown else { return }
+        release(mine, .providerGone(name: name))
     }
 
     /// Released states (protocol 1.2): each entry still `syncing` returns to `pending`, saying
@@ -159,57 +160,57 @@ extension Engine {
         var leases: [StateTree.NodeID: Int64] = [:]
         for l in stored {
             let path = l.relativePath.isEmpty ? l.root : PathBytes.join(l.root, l.relativePath)
-            if let id = tree.find(path), let until = l.untilMs { leases[id] = until } else { leaseRows.append(StoreChanges.Lease(root: l.root, relativePath: l.relativePath, untilMs: nil)) }
+            if let id = tree.find(path), let until = l.untilMs { leases[id] = until } else { outstanding.leaseRows.append(StoreChanges.Lease(root: l.root, relativePath: l.relativePath, untilMs: nil)) }
         }
-        let (expired, forget) = releases.restored(syncing: tree.syncingEntries(), leases: leases, nowMs: clock.nowMs())
+        let (expired, forget) = outstanding.releases.restored(syncing: tree.syncingEntries(), leases: leases, nowMs: ports.clock.nowMs())
         for node in forget + expired { storeLease(.init(node: node, untilMs: nil)) }
         release(expired, .leaseRanOut)
-        if !leaseRows.isEmpty { scheduleCommit() }
+        if !outstanding.leaseRows.isEmpty { scheduleCommit() }
         armReleaseTimer()
     }
 
     /// One timer for the earliest lease or hold; none while nothing is outstanding (so an idle
     /// daemon has no timer).
     func armReleaseTimer() {
-        let next = releases.nextDeadlineMs
-        if let t = releaseTimer, t.atMs == next { return }
-        releaseTimer?.task.cancel()
-        releaseTimer = nil
-        guard let next, !shuttingDown else { return }
+        let next = outstanding.releases.nextDeadlineMs
+        if let t = outstanding.releaseTimer, t.atMs == next { return }
+        outstanding.releaseTimer?.task.cancel()
+        outstanding.releaseTimer = nil
+        guard let next, !outstanding.shuttingDown else { return }
         // At most a minute at a time: the loop's clock stops while the machine sleeps, and a
         // lease runs in wall-clock time (the firing checks the wall clock again).
-        let delay = min(60_000, max(0, next - clock.nowMs()))
+        let delay = min(60_000, max(0, next - ports.clock.nowMs()))
         let task = loop.assumeIsolated().scheduleTask(in: .milliseconds(delay)) {
-            self.releaseTimer = nil
+            self.outstanding.releaseTimer = nil
             self.releaseTimerFired()
         }
-        releaseTimer = (task, next)
+        outstanding.releaseTimer = (task, next)
     }
 
     func releaseTimerFired() {
-        let due = releases.fired(nowMs: clock.nowMs())
+        let due = outstanding.releases.fired(nowMs: ports.clock.nowMs())
         for (node, reason) in due where reason == .leaseRanOut { storeLease(.init(node: node, untilMs: nil)) }
         let leased = due.filter { $0.reason == .leaseRanOut }.map(\.node)
-        let held = due.filter { $0.reason == .engineDidNotComeBack }.map(\.node)
+        let held = due.filter { $0.reason == .providerDidNotComeBack }.map(\.node)
         release(leased, .leaseRanOut)
-        release(held, .engineDidNotComeBack)
-        if !leaseRows.isEmpty { scheduleCommit() }
+        release(held, .providerDidNotComeBack)
+        if !outstanding.leaseRows.isEmpty { scheduleCommit() }
         armReleaseTimer()
     }
 
     // MARK: UNCLAIM (1.2)
 
-    func unclaim(_ req: WireRequest, _ s: Session) {
-        guard let p = paths(req, s)?.first else { return }
-        guard let rootNode = tree.root(at: p)?.node, roots.unclaim(p, by: s) else {
-            s.error(req.tag, "not-found", message: Array("\(PathBytes.display(p)) is not claimed by this connection".utf8))
+    func unclaim(_ req: WireRequest, _ c: Clients.ID) {
+        guard let p = paths(req, c)?.first else { return }
+        guard let rootNode = tree.root(at: p)?.node, roots.unclaim(p, by: c) else {
+            outbox.error(c, req.tag, "not-found", message: Array("\(PathBytes.display(p)) is not claimed by this connection".utf8))
             return
         }
-        s.ok(req.tag)
+        outbox.ok(c, req.tag)
         pushRoot(p)
-        if let push = toolbars.unclaimed(s.id) { pushToolbar(push) }
-        let mine = releases.unclaimed(s.id) { tree.isLive($0) && tree.isInSubtree($0, of: rootNode) }
-        release(mine, .unclaimed(name: s.name))
+        if let push = clients.toolbars.unclaimed(c) { pushToolbar(push) }
+        let mine = outstanding.releases.unclaimed(c) { tree.isLive($0) && tree.isInSubtree($0, of: rootNode) }
+        release(mine, .unclaimed(name: clients[c]?.name ?? ""))
     }
 
     // MARK: Group commit
@@ -218,12 +219,12 @@ extension Engine {
     /// change made so far; changes made while a commit is in flight wait for the next one.
     /// A failed transaction is kept and written again (SetPipeline).
     func scheduleCommit(_ done: ((Result<Void, Error>) -> Void)? = nil) {
-        guard sets.commitWanted(done, hasChanges: tree.hasStoreChanges || !leaseRows.isEmpty) else { return }
+        guard sets.commitWanted(done, hasChanges: tree.hasStoreChanges || !outstanding.leaseRows.isEmpty) else { return }
         var fresh = tree.drainStoreChanges()
-        fresh.leases = leaseRows
-        leaseRows = []
+        fresh.leases = outstanding.leaseRows
+        outstanding.leaseRows = []
         let (batches, waiters) = sets.begin(fresh: fresh)
-        let store = self.store
+        let store = self.ports.store
         storeWork {
             if !batches.isEmpty { try store.commit(batches) }
         }.assumeIsolated().whenComplete { result in
@@ -235,12 +236,12 @@ extension Engine {
             case .unchanged: break
             }
             for w in waiters { w(result) }
-            self.flushDirty()
+            self.deliver()
             switch next {
             case .commitAgain: self.scheduleCommit()
             case .retry(let delay):
-                self.commitRetry = self.loop.assumeIsolated().scheduleTask(in: delay) {
-                    self.commitRetry = nil
+                self.outstanding.commitRetry = self.loop.assumeIsolated().scheduleTask(in: delay) {
+                    self.outstanding.commitRetry = nil
                     self.sets.retryFired()
                     self.scheduleCommit()
                 }
@@ -249,27 +250,26 @@ extension Engine {
         }
     }
 
-    func changes(_ req: WireRequest, _ s: Session) {
-        guard let root = exactRoot(req, s), let node = tree.root(at: root)?.node else { return }
+    func changes(_ req: WireRequest, _ c: Clients.ID) {
+        guard let root = exactRoot(req, c), let node = tree.root(at: root)?.node else { return }
         for id in tree.pendingPaths(under: node) {
-            s.write(tree.view(id).wireLine(head: req.tag))
+            outbox.write(c, tree.view(id).wireLine(head: req.tag))
         }
-        s.ok(req.tag)
+        outbox.ok(c, req.tag)
     }
 
-    func subscribeChanges(_ req: WireRequest, _ s: Session) {
-        guard let root = exactRoot(req, s) else { return }
-        s.subscriptions.insert(root)
-        changeSubscribers[root, default: [:]][s.id] = s
-        s.ok(req.tag)
+    func subscribeChanges(_ req: WireRequest, _ c: Clients.ID) {
+        guard let root = exactRoot(req, c) else { return }
+        clients.subscribe(c, to: root)
+        outbox.ok(c, req.tag)
     }
 
     // MARK: Change feed
 
     /// `* CHANGED <path> gen=<n> what=<what> [from=<old>]` to the root's subscribers.
     func emitChanged(_ path: [UInt8], what: String, from: [UInt8]? = nil) {
-        guard !changeSubscribers.isEmpty, let root = tree.root(containing: path)?.path,
-              let subs = changeSubscribers[root], let id = tree.find(path) else { return }
+        guard !clients.subscribers.isEmpty, let root = tree.root(containing: path)?.path,
+              let subs = clients.subscribers[root], let id = tree.find(path) else { return }
         let rec = tree.record(id)
         guard rec.state != .ignored else { return }
         var line = WireLine("*")
@@ -278,15 +278,23 @@ extension Engine {
         line.word("gen=\(rec.gen)")
         line.word("what=" + what)
         if let from { line.option("from", from) }
-        for s in subs.values { s.push(line, .change(root: root)) }
+        for c in subs { push(line, .change(root: root), to: c) }
     }
 
     /// Tells a root's subscribers to call `CHANGES` again.
     func resetChanges(_ root: [UInt8]) {
-        guard let subs = changeSubscribers[root] else { return }
+        guard let subs = clients.subscribers[root] else { return }
         var line = WireLine("*")
         line.word("RESET-CHANGES")
         line.field(root)
-        for s in subs.values { s.push(line, .change(root: root)) }
+        for c in subs { push(line, .change(root: root), to: c) }
     }
+}
+
+/// A provider's pipelined `SET`s, applied together: who sent them (its name, for the release
+/// message should it leave before they are applied) and the requests.
+struct SetGroup {
+    var client: Clients.ID
+    var name: String
+    var requests: [WireRequest]
 }

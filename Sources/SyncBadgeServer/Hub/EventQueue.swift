@@ -1,0 +1,52 @@
+import SyncBadgeCore
+import SyncBadgeWatchEvents
+
+/// Watcher events waiting to be applied, in order, and the file identities read for them
+/// (Hub.apply). No I/O.
+struct EventQueue {
+    private var events: [WatcherMessage] = []
+    private var head = 0
+    /// Identities are being read on the store's thread: nothing is applied until they are back.
+    var lookingUp = false
+    /// Path → the identity read for the events at the head of the queue (nil: no such file),
+    /// and for how many of them.
+    private(set) var identities: [[UInt8]: FileIdentity?] = [:]
+    private var readFor = 0
+
+    /// Identities were read for the event at the head.
+    var hasRead: Bool { readFor > 0 }
+
+    mutating func read(_ found: [[UInt8]: FileIdentity?], covering events: Int) {
+        identities = found
+        readFor = events
+    }
+
+    var first: WatcherMessage? { head < events.count ? events[head] : nil }
+
+    /// The queued events, from the first.
+    var upcoming: ArraySlice<WatcherMessage> { events[head...] }
+
+    mutating func append(_ more: [WatcherMessage]) {
+        if head == events.count {
+            events = more
+            head = 0
+        } else {
+            events.append(contentsOf: more)
+        }
+    }
+
+    /// An event the identities were read for was applied.
+    mutating func applied() {
+        guard readFor > 0 else { return }
+        readFor -= 1
+        if readFor == 0 { identities = [:] }
+    }
+
+    mutating func removeFirst() {
+        head += 1
+        if head == events.count {
+            events.removeAll(keepingCapacity: false)
+            head = 0
+        }
+    }
+}

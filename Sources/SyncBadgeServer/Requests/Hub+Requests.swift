@@ -1,0 +1,300 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FoundationEssentials
+import NIOCore
+import SyncBadgeCore
+import SyncBadgeStore
+import SyncBadgeWatchEvents
+
+extension Hub {
+    // MARK: Lines in
+
+    /// A line from a client (without its LF), in arrival order: answered now, or queued
+    /// behind a request that waits. False once the client takes no more lines (told `BYE`).
+    @discardableResult
+    func received(_ line: ByteBuffer, from c: Clients.ID) -> Bool {
+        guard let idle = clients[c].flatMap({ $0.closing ? nil : $0.requests.isIdle }) else { return false }
+        if idle {
+            process(line, from: c)
+        } else {
+            clients[c]?.requests.enqueue(line)
+        }
+        return clients.isActive(c)
+    }
+
+    /// A read is done: what its requests wrote, and what they pushed to other clients (a
+    /// CLAIM's `* ROOT`, say), goes out now, not with whatever event comes next (PROTOCOL.md:
+    /// a push goes out as soon as its event is processed).
+    func readComplete(_ c: Clients.ID) {
+        deliver()
+    }
+
+    /// More than the longest line without an LF: `* BYE too-long` at once, not behind a
+    /// request that waits for a scan or a commit (PROTOCOL.md: as soon as the daemon holds
+    /// more than that without an LF); what queued is dropped.
+    func tooLong(_ c: Clients.ID) {
+        bye(c, "too-long")
+    }
+
+    private func process(_ line: ByteBuffer, from c: Clients.ID) {
+        guard let client = clients[c], client.isActive else { return }
+        if client.role != nil && fastStatus(line, c) { return }
+        switch WireParser.parse(line.readableBytesView) {
+        case .empty:
+            return
+        case .badTag:
+            bye(c, "bad-request")
+        case .malformed(let tag):
+            outbox.error(c, tag, "bad-request")
+        case .request(let request):
+            // Waiting from the start: an answer that comes at once (store work that completes
+            // before `handle` returns) resumes the queue itself.
+            clients[c]?.requests.waiting = true
+            let answered: Bool
+            if request.verb == Verb.set.rawValue && client.role == .provider {
+                // Pipelined SETs share one barrier and one commit.
+                let sets = [request] + (clients[c]?.requests.takeSets() ?? [])
+                answered = handleSets(sets, from: c)
+            } else {
+                answered = handle(request, from: c)
+            }
+            if answered { clients[c]?.requests.waiting = false }
+        }
+    }
+
+    /// The slow request answered: go on with the lines that queued behind it, then hand out
+    /// what they wrote.
+    func resume(_ c: Clients.ID) {
+        clients[c]?.requests.waiting = false
+        while clients.isActive(c), let line = clients[c]?.requests.next() {
+            process(line, from: c)
+        }
+        deliver()
+    }
+
+    // MARK: Requests
+
+    /// Answers one request. Returns false when the answer comes later (the client's next
+    /// requests then queue until `resume`).
+    func handle(_ req: WireRequest, from c: Clients.ID) -> Bool {
+        guard let role = clients[c]?.role else {
+            if req.verb == Verb.hello.rawValue { hello(req, c) } else { outbox.error(c, req.tag, "hello-required") }
+            return true
+        }
+        guard let verb = Verb(rawValue: req.verb) else {
+            outbox.error(c, req.tag, "unknown-verb")
+            return true
+        }
+        if verb == .hello {
+            outbox.error(c, req.tag, "bad-request", message: Array("HELLO was already sent".utf8))
+            return true
+        }
+        guard verb.allowed(for: role) else {
+            outbox.error(c, req.tag, "forbidden", message: Array("\(req.verb) is not for role \(role.rawValue)".utf8))
+            return true
+        }
+        switch verb {
+        case .hello: break
+        case .ping: outbox.ok(c, req.tag)
+        case .bye:
+            outbox.ok(c, req.tag)
+            close(c)
+        case .roots: roots(req, c)
+        case .badges: badgesList(req, c)
+        case .stats: stats(req, c)
+        case .status: return status(req, c)
+        case .list: list(req, c, observe: false)
+        case .observe: list(req, c, observe: true)
+        case .unobserve: unobserve(req, c)
+        case .addRoot: return addRoot(req, c)
+        case .removeRoot: return removeRoot(req, c)
+        case .set: return handleSets([req], from: c)
+        case .changes: changes(req, c)
+        case .subscribeChanges: subscribeChanges(req, c)
+        case .claim: claim(req, c)
+        case .defineBadge: defineBadge(req, c)
+        case .defineMenu: defineMenu(req, c)
+        case .defineToolbar: defineToolbar(req, c)
+        case .menu: menu(req, c)
+        case .action: return action(req, c)
+        case .answer: answer(req, c)
+        case .unclaim: unclaim(req, c)
+        case .toolbar: toolbar(req, c)
+        }
+        return true
+    }
+
+    func hello(_ req: WireRequest, _ c: Clients.ID) {
+        guard req.option("proto") == "1" else {
+            outbox.error(c, req.tag, "unsupported-version", extra: "supported=1")
+            return
+        }
+        guard let roleName = req.option("role"), let role = Role(rawValue: roleName) else {
+            outbox.error(c, req.tag, "bad-request", message: Array("role must be viewer, provider or admin".utf8))
+            return
+        }
+        clients[c]?.role = role
+        if let name = req.options["name"], !name.isEmpty { clients[c]?.name = String(decoding: name, as: UTF8.self) }
+        clients[c]?.wantsRootPushes = req.option("roots") != "0"
+        outbox.ok(c, req.tag) { line in
+            line.word("proto=1")
+            line.option("server", Hub.serverName)
+            line.word("epoch=" + settings.epoch)
+            line.word("caps=" + Hub.capabilities)
+        }
+    }
+
+    // MARK: Arguments
+
+    /// The request's path fields, each checked, as many as its verb takes (`Verb.pathCount`);
+    /// nil (with the error sent) if any is bad or there are too few or too many.
+    func paths(_ req: WireRequest, _ c: Clients.ID) -> [[UInt8]]? {
+        let count = Verb(rawValue: req.verb)?.pathCount ?? 1...Int.max
+        guard count.contains(req.fields.count) else {
+            let n = count.lowerBound == count.upperBound ? "\(count.lowerBound)" : "at least \(count.lowerBound)"
+            outbox.error(c, req.tag, "bad-request", message: Array("\(req.verb) takes \(n) path\(count == 1...1 ? "" : "s")".utf8))
+            return nil
+        }
+        for f in req.fields where !PathBytes.isNormalizedAbsolute(f.bytes) {
+            outbox.error(c, req.tag, "bad-path", message: f.bytes)
+            return nil
+        }
+        return req.fields.map(\.bytes)
+    }
+
+    // MARK: Queries
+
+    func badgesList(_ req: WireRequest, _ c: Clients.ID) {
+        for b in settings.badges { outbox.write(c, b.wireLine(tag: req.tag)) }
+        outbox.ok(c, req.tag)
+    }
+
+    func stats(_ req: WireRequest, _ c: Clients.ID) {
+        let values: [(String, Int)] = [
+            ("clients", clients.count),
+            ("roots", roots.count),
+            ("items", tree.liveCount),
+            ("watches", watcher?.totalWatches ?? 0),
+            ("events", watcher?.events ?? 0),
+            ("commits", sets.commits),
+            ("commits-done", sets.commitsDone),
+            ("observations", clients.observers.count),
+            ("tombstones", tree.tombstoneCount),
+            ("rss-bytes", Self.residentBytes()),
+        ]
+        for (k, v) in values {
+            var line = WireLine(req.tag)
+            line.word("STAT")
+            line.word(k)
+            line.word(String(v))
+            outbox.write(c, line)
+        }
+        outbox.ok(c, req.tag)
+    }
+
+    static func residentBytes() -> Int {
+        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let parts = statm.split(separator: " ")
+        guard parts.count >= 2, let pages = Int(parts[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    /// `STATUS`. A path outside every root is looked up on disk (its kind), on the store's
+    /// thread: the event loop never waits for the file system. Returns false while it is.
+    func status(_ req: WireRequest, _ c: Clients.ID) -> Bool {
+        guard let paths = paths(req, c) else { return true }
+        var lines: [WireLine?] = []
+        var outside: [[UInt8]] = []
+        for p in paths {
+            if tree.root(containing: p) != nil {
+                guard let id = tree.find(p) else {
+                    outbox.error(c, req.tag, "not-found", message: p)
+                    return true
+                }
+                lines.append(tree.view(id, path: p).wireLine(head: req.tag))
+            } else {
+                lines.append(nil)
+                outside.append(p)
+            }
+        }
+        guard !outside.isEmpty else {
+            for case let l? in lines { outbox.write(c, l) }
+            outbox.ok(c, req.tag)
+            return true
+        }
+        let files = ports.files
+        let lookups = outside
+        storeWork {
+            lookups.map { files.lstat($0)?.kind ?? .gone }
+        }.assumeIsolated().whenComplete { result in
+            guard self.clients.isActive(c) else { return }
+            // The pool stopped (the daemon is on its way out): what cannot be looked at is gone.
+            var kinds = ((try? result.get()) ?? lookups.map { _ in .gone }).makeIterator()
+            var outsidePaths = lookups.makeIterator()
+            for l in lines {
+                if let l {
+                    self.outbox.write(c, l)
+                } else if let p = outsidePaths.next(), let kind = kinds.next() {
+                    self.outbox.write(c, ItemView.outsideLine(head: req.tag, path: p, kind: kind))
+                }
+            }
+            self.outbox.ok(c, req.tag)
+            self.resume(c)
+        }
+        return false
+    }
+
+    /// The existing directory at `path`, or nil with the error sent.
+    func directory(_ req: WireRequest, _ c: Clients.ID, _ path: [UInt8]) -> StateTree.NodeID? {
+        guard tree.root(containing: path) != nil else {
+            outbox.error(c, req.tag, "outside", message: path)
+            return nil
+        }
+        guard let id = tree.find(path), tree.record(id).kind != .gone else {
+            outbox.error(c, req.tag, "not-found", message: path)
+            return nil
+        }
+        guard tree.record(id).kind == .dir else {
+            outbox.error(c, req.tag, "not-a-directory", message: path)
+            return nil
+        }
+        return id
+    }
+
+    func list(_ req: WireRequest, _ c: Clients.ID, observe: Bool) {
+        guard let p = paths(req, c)?.first, let id = directory(req, c, p) else { return }
+        let children = tree.children(id)
+        // `OBSERVE <dir> list=0` (1.1): the count without the listing, for prompts.
+        if !(observe && req.option("list") == "0") {
+            // Each child's path and line built in reused buffers: a file manager lists
+            // directories of thousands of entries.
+            var childPath = p
+            if childPath != [PathBytes.slash] { childPath.append(PathBytes.slash) }
+            let base = childPath.count
+            let head = Array(req.tag.utf8)
+            scratch.listOut.removeAll(keepingCapacity: true)
+            for child in children {
+                childPath.removeSubrange(base...)
+                tree.appendName(child, to: &childPath)
+                tree.appendItemLine(child, path: childPath[...], head: head[...], into: &scratch.listOut)
+            }
+            outbox.writeLines(c, scratch.listOut)
+            // A big listing's buffer is not kept for the daemon's whole life.
+            if scratch.listOut.capacity > 1 << 16 { scratch.listOut = [] }
+        }
+        if observe {
+            clients.observers.observe(id, by: c)
+        }
+        outbox.ok(c, req.tag) { $0.word("count=\(children.count)") }
+    }
+
+    func unobserve(_ req: WireRequest, _ c: Clients.ID) {
+        guard let p = paths(req, c)?.first else { return }
+        guard let id = tree.find(p), clients.observers.unobserve(id, by: c) != .notObserved else {
+            outbox.error(c, req.tag, "not-found", message: p)
+            return
+        }
+        outbox.ok(c, req.tag)
+    }
+}

@@ -1,0 +1,100 @@
+import NIOCore
+import Testing
+import SyncBadgeCore
+@testable import SyncBadgeServer
+
+/// Outbox: each client's lines, in order, handed over once per delivery.
+@Suite struct OutboxTests {
+    func text(_ chunk: ByteBuffer?) -> String { chunk.map { String(buffer: $0) } ?? "" }
+
+    @Test func linesAreHandedOverInOrderOncePerClient() {
+        var o = Outbox()
+        o.open(1)
+        o.open(2)
+        o.ok(1, "a")
+        o.error(2, "b", "not-found", message: Array("/x y".utf8))
+        o.writeLines(1, Array("a ITEM /r\n".utf8))
+        var ready: [Int] = []
+        o.takeReady(into: &ready)
+        #expect(ready == [1, 2])
+        #expect(!o.hasReady)
+        #expect(o.heldBytes(1) == "a OK\na ITEM /r\n".utf8.count)
+        let one = o.take(1)
+        #expect(text(one.chunk) == "a OK\na ITEM /r\n" && !one.close)
+        #expect(text(o.take(2).chunk) == "b ERR not-found message=/x%20y\n")
+        #expect(o.take(1).chunk == nil && o.heldBytes(1) == 0)
+        // Listed again by its next line only.
+        o.ok(2, "c")
+        ready = []
+        o.takeReady(into: &ready)
+        #expect(ready == [2])
+    }
+
+    @Test func aClosedClientGetsWhatWasHeldThenNothing() {
+        var o = Outbox()
+        o.open(1)
+        var bye = WireLine("*")
+        bye.word("BYE")
+        bye.word("shutdown")
+        o.write(1, bye)
+        o.close(1)
+        o.ok(1, "late")
+        var ready: [Int] = []
+        o.takeReady(into: &ready)
+        #expect(ready == [1])
+        let last = o.take(1)
+        #expect(text(last.chunk) == "* BYE shutdown\n" && last.close)
+        // A client gone: nothing is held for it, nor listed.
+        o.closed(1)
+        o.ok(1, "x")
+        #expect(!o.hasReady && o.heldBytes(1) == 0)
+    }
+
+    /// A small chunk is copied into a buffer of its own size, so that a held write does not
+    /// pin a buffer grown for a big listing; a mostly full one is handed over as it is.
+    @Test func smallChunksAreCopiedAndFullBuffersHandedOver() {
+        var o = Outbox()
+        o.open(1)
+        o.writeLines(1, Array(repeating: UInt8(ascii: "x"), count: 100_000) + [UInt8(ascii: "\n")])
+        let big = o.take(1).chunk
+        #expect(big?.readableBytes == 100_001 && big!.capacity >= 100_001)
+        o.ok(1, "t")
+        let small = o.take(1).chunk
+        #expect(small?.readableBytes == 5 && small!.capacity < 64)
+    }
+}
+
+/// Clients: each client's identity and subscriptions, by id.
+@Suite struct ClientsTests {
+    @Test func aClosedClientFollowsAndObservesNothing() {
+        var c = Clients()
+        let a = c.makeID(), b = c.makeID()
+        c.opened(a, peerPID: 10)
+        c.opened(b, peerPID: 11)
+        #expect(c[a]?.name == "pid-10" && c.all == [a, b] && c.count == 2)
+        c.subscribe(a, to: [1])
+        c.subscribe(b, to: [1])
+        c.observers.observe(5, by: a)
+        #expect(c.subscribers[[1]] == [a, b] && c[a]?.subscriptions == [[1]])
+        let gone = c.closed(a)
+        #expect(gone?.name == "pid-10")
+        #expect(c.subscribers[[1]] == [b] && !c.observers.isObserving(a, 5) && c.all == [b] && !c.isActive(a))
+        #expect(c.closed(a) == nil)
+        c.rootRemoved([1])
+        #expect(c.subscribers.isEmpty && c[b]?.subscriptions == [])
+    }
+
+    @Test func requestsQueueBehindOneThatWaits() {
+        var q = RequestQueue()
+        #expect(q.isIdle)
+        q.waiting = true
+        q.enqueue(ByteBuffer(string: "1 SET synced /r/a"))
+        q.enqueue(ByteBuffer(string: "2 SET synced /r/b"))
+        q.enqueue(ByteBuffer(string: "3 PING"))
+        #expect(!q.isIdle && q.next() == nil)
+        q.waiting = false
+        #expect(q.takeSets().map(\.tag) == ["1", "2"])
+        #expect(q.next().map { String(buffer: $0) } == "3 PING")
+        #expect(q.isIdle && q.next() == nil)
+    }
+}
