@@ -80,10 +80,16 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "SyncBadgeClient", dependencies: ["SyncBadgeProtocol"], swiftSettings: strict),
+        // `--log-level` and the bootstrap of logging to stderr, for the daemon and the adapters.
+        .target(
+            name: "SyncBadgeLogging",
+            dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "syncbadged",
             dependencies: [
-                "SyncBadgeServer", "SyncBadgeWatcher",
+                "SyncBadgeServer", "SyncBadgeWatcher", "SyncBadgeLogging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -118,7 +124,7 @@ let package = Package(
         .executableTarget(
             name: "syncbadge-syncthing",
             dependencies: [
-                "SyncthingAdapter",
+                "SyncthingAdapter", "SyncBadgeLogging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -134,7 +140,7 @@ let package = Package(
         .executableTarget(
             name: "syncbadge-git",
             dependencies: [
-                "GitAdapter",
+                "GitAdapter", "SyncBadgeLogging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

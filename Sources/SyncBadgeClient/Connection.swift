@@ -101,8 +101,9 @@ public final class Connection {
     }
 
     /// Sends a verb spelled by hand, for tests that speak the wire as it is (an unknown verb,
-    /// say); everything else sends a `Request`.
-    @discardableResult
+    /// say); everything else sends a `Request`. Behind `@_spi(Wire)`, so that no client spells
+    /// a verb by accident.
+    @_spi(Wire) @discardableResult
     public func send(_ verb: String, _ fields: [RequestField] = []) throws -> String {
         let tag = String(nextTag)
         nextTag += 1
@@ -149,6 +150,7 @@ public final class Connection {
     }
 
     /// `send(_:_:)`'s hand-spelled verb, and its answer.
+    @_spi(Wire)
     public func request(_ verb: String, _ fields: [RequestField] = [], timeout: Double? = nil) throws -> Reply {
         try reply(to: try send(verb, fields), timeout: timeout)
     }

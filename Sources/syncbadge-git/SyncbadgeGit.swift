@@ -6,6 +6,7 @@ import Foundation
 import GitAdapter
 import Logging
 import SyncBadgeCore
+import SyncBadgeLogging
 
 @main
 struct SyncbadgeGit: ParsableCommand {
@@ -43,8 +44,6 @@ struct SyncbadgeGit: ParsableCommand {
         defaultSubcommand: Run.self)
 }
 
-extension Logger.Level: @retroactive ExpressibleByArgument {}
-
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Follow the working trees (the default).",
@@ -53,20 +52,13 @@ struct Run: ParsableCommand {
     @Option(help: "syncbadged's socket (default: as every SyncBadge client finds it).")
     var socket: String?
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel: Logger.Level = .info
+    @OptionGroup var logging: LoggingOptions
 
     @Argument(help: "Working trees to follow, beside those listed in the file.")
     var repositories: [String] = []
 
     func run() throws {
-        let level = logLevel
-        LoggingSystem.bootstrap { label in
-            var h = StreamLogHandler.standardError(label: label)
-            h.logLevel = level
-            return h
-        }
-        let logger = Logger(label: "syncbadge-git")
+        let logger = logging.bootstrap(label: "syncbadge-git")
         let env = ProcessInfo.processInfo.environment
         let socketPath = SocketPath.resolve(explicit: socket, environment: env, uid: getuid())
         let file = ReposFile.path(environment: env)

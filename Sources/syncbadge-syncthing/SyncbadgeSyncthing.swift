@@ -5,6 +5,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import SyncBadgeCore
+import SyncBadgeLogging
 import Synchronization
 import SyncthingAdapter
 
@@ -48,17 +49,10 @@ struct SyncbadgeSyncthing: AsyncParsableCommand {
     @Option(name: .customLong("folder"), help: "Follow only this folder id (repeatable; default: every folder).")
     var folders: [String] = []
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel: Logger.Level = .info
+    @OptionGroup var logging: LoggingOptions
 
     func run() async throws {
-        let level = logLevel
-        LoggingSystem.bootstrap { label in
-            var h = StreamLogHandler.standardError(label: label)
-            h.logLevel = level
-            return h
-        }
-        let logger = Logger(label: "syncbadge-syncthing")
+        let logger = logging.bootstrap(label: "syncbadge-syncthing")
         let env = ProcessInfo.processInfo.environment
         let socketPath = SocketPath.resolve(explicit: socket, environment: env, uid: getuid())
 
@@ -117,8 +111,6 @@ struct SyncbadgeSyncthing: AsyncParsableCommand {
         Glibc.exit(78)
     }
 }
-
-extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 /// SIGTERM and SIGINT still end the adapter at once, as their default does, but first remove
 /// the TLS tunnel's socket and directory (`shutdown` does it on every other way out).

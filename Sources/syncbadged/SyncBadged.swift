@@ -5,6 +5,7 @@ import ArgumentParser
 import FoundationEssentials
 import Logging
 import SyncBadgeCore
+import SyncBadgeLogging
 import SyncBadgeServer
 import SyncBadgeWatcher
 
@@ -33,8 +34,7 @@ struct SyncBadged: ParsableCommand {
     @Option(help: "A badge set directory holding badges.tsv (default: the installed set).")
     var badges: String?
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel: Logger.Level = .info
+    @OptionGroup var logging: LoggingOptions
 
     // The contract's times, for tests that cannot wait for them (PROTOCOL.md 1.2).
     @Option(name: .customLong("answer-timeout"), help: ArgumentHelp("Seconds an ACTION reply=1 waits for its answer.", visibility: .hidden))
@@ -59,13 +59,7 @@ struct SyncBadged: ParsableCommand {
         sigaddset(&stopSignals, SIGTERM)
         sigaddset(&stopSignals, SIGINT)
         pthread_sigmask(SIG_SETMASK, &stopSignals, nil)
-        let level = logLevel
-        LoggingSystem.bootstrap { label in
-            var h = StreamLogHandler.standardError(label: label)
-            h.logLevel = level
-            return h
-        }
-        let logger = Logger(label: "syncbadged")
+        let logger = logging.bootstrap(label: "syncbadged")
         let env = ProcessInfo.processInfo.environment
         var config = DaemonConfig(
             socketPath: SocketPath.resolve(explicit: socket, environment: env, uid: getuid()),
@@ -107,5 +101,3 @@ struct SyncBadged: ParsableCommand {
             .deletingLastPathComponent().appendingPathComponent("Badges").path
     }
 }
-
-extension Logger.Level: @retroactive ExpressibleByArgument {}

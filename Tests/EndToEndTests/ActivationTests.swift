@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import SyncBadgeClient
+@_spi(Wire) import SyncBadgeClient
 
 /// systemd socket activation, with systemd's own test tool.
 @Suite struct ActivationTests {
@@ -13,18 +13,10 @@ import SyncBadgeClient
     func theDaemonServesAnInheritedSocket() throws {
         let temp = try TempDir()
         let socket = temp.sub("activated.sock")
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.activator)
-        p.arguments = ["-l", socket, Products.daemon.path, "--state-dir", temp.sub("state"), "--badges", Products.badges.path]
-        let err = Pipe()
-        p.standardError = err
-        try p.run()
-        try? err.fileHandleForWriting.close()
-        let out = OutputWatcher(err.fileHandleForReading)
-        defer {
-            p.terminate()
-            p.waitUntilExit()
-        }
+        let activator = try ChildProcess(URL(fileURLWithPath: Self.activator),
+                                         ["-l", socket, Products.daemon.path, "--state-dir", temp.sub("state"), "--badges", Products.badges.path])
+        defer { activator.stop() }
+        let out = activator.output
         #expect(out.wait(for: "Listening on"))
         // The first connection makes the activator start the daemon on the socket it holds.
         let c = try Connection(socketPath: socket, role: .viewer, name: "activation")

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import SyncBadgeClient
+@_spi(Wire) import SyncBadgeClient
 
 /// The `syncbadge` executable: output, exit codes and error messages.
 @Suite struct CLITests {
@@ -106,30 +106,16 @@ import SyncBadgeClient
     @Test func relativePathsAreResolvedAgainstTheCurrentDirectory() throws {
         let d = try DaemonHarness()
         let root = try d.addRoot(files: ["x/y.txt"])
-        let p = Process()
-        p.executableURL = Products.cli
-        p.arguments = ["status", "y.txt", "--json", "--socket", d.socket]
-        p.currentDirectoryURL = URL(fileURLWithPath: root + "/x")
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0)
-        #expect(String(decoding: data, as: UTF8.self).contains("\"path\":\"\(root)/x/y.txt\""))
+        let r = try runCLI(["status", "y.txt", "--json", "--socket", d.socket], in: root + "/x")
+        #expect(r.status == 0)
+        #expect(r.out.contains("\"path\":\"\(root)/x/y.txt\""))
     }
 
     @Test func watchPrintsPushedChangesWithoutATerminal() throws {
         let d = try DaemonHarness()
         let root = try d.addRoot()
-        let p = Process()
-        p.executableURL = Products.cli
-        p.arguments = ["watch", root, "--socket", d.socket]
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        try p.run()
-        try? pipe.fileHandleForWriting.close()
-        let out = OutputWatcher(pipe.fileHandleForReading)
+        let watch = try ChildProcess(Products.cli, ["watch", root, "--socket", d.socket], watching: .standardOutput)
+        let out = watch.output
         #expect(out.wait(for: "watching \(root)"))
         try touchFile(root + "/hello.txt")
         #expect(out.wait(for: "pending  \(root)/hello.txt"))
@@ -139,21 +125,14 @@ import SyncBadgeClient
         #expect(out.wait(for: "watching \(root) (1 entries)"))
         try touchFile(root + "/after-restart.txt")
         #expect(out.wait(for: "pending  \(root)/after-restart.txt"))
-        p.terminate()
-        p.waitUntilExit()
+        watch.stop()
     }
 
     @Test func changesFollowCarriesOnAcrossARestart() throws {
         let d = try DaemonHarness()
         let root = try d.addRoot(files: ["before.txt"])
-        let p = Process()
-        p.executableURL = Products.cli
-        p.arguments = ["changes", root, "--follow", "--socket", d.socket]
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        try p.run()
-        try? pipe.fileHandleForWriting.close()
-        let out = OutputWatcher(pipe.fileHandleForReading)
+        let changes = try ChildProcess(Products.cli, ["changes", root, "--follow", "--socket", d.socket], watching: .standardOutput)
+        let out = changes.output
         try touchFile(root + "/one.txt")
         #expect(out.wait(for: "\(root)/one.txt\n"))
         d.stop()
@@ -163,8 +142,7 @@ import SyncBadgeClient
         #expect(out.wait(for: "\(root)/offline.txt\n"))
         try touchFile(root + "/two.txt")
         #expect(out.wait(for: "\(root)/two.txt\n"))
-        p.terminate()
-        p.waitUntilExit()
+        changes.stop()
     }
 
     /// The daemons running on a socket, by their command lines.
@@ -205,22 +183,16 @@ import SyncBadgeClient
 
     @Test func theBridgeRelaysTheProtocol() throws {
         let d = try DaemonHarness()
-        let p = Process()
-        p.executableURL = Products.cli
-        p.arguments = ["bridge", "--no-spawn", "--socket", d.socket]
-        let input = Pipe(), output = Pipe()
-        p.standardInput = input
-        p.standardOutput = output
-        try p.run()
-        try? output.fileHandleForWriting.close()
-        let out = OutputWatcher(output.fileHandleForReading)
+        let input = Pipe()
+        let bridge = try ChildProcess(Products.cli, ["bridge", "--no-spawn", "--socket", d.socket], watching: .standardOutput, input: input)
+        let out = bridge.output
         input.fileHandleForWriting.write(Data("1 HELLO proto=1 role=viewer name=bash\n2 PING\n".utf8))
         #expect(out.wait(for: "2 OK"))
         #expect(out.text.withLock { $0 }.hasPrefix("1 OK proto=1"))
         // The daemon going away ends the bridge.
         d.stop()
-        p.waitUntilExit()
-        #expect(out.text.withLock { $0 }.contains("* BYE shutdown"))
+        bridge.process.waitUntilExit()
+        #expect(bridge.log.contains("* BYE shutdown"))
     }
 
     @Test func porcelainIsStableAndZeroTerminatedWithZ() throws {

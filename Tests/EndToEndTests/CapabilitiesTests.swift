@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import SyncBadgeClient
+@_spi(Wire) import SyncBadgeClient
 import SyncBadgeCore
 
 /// Protocol 1.1 (PROTOCOL.md, "Capabilities of version 1.1") against the real daemon.

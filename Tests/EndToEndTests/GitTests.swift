@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import SyncBadgeClient
+@_spi(Wire) import SyncBadgeClient
 import SyncBadgeCore
 
 extension Products {
@@ -18,7 +18,7 @@ final class GitWorld {
     let home: String
     let remote: String
     let clone: String
-    var adapter: GitAdapterProcess?
+    var adapter: ChildProcess?
     let environment: [String: String]
 
     init(startAdapter: Bool = true) throws {
@@ -61,7 +61,7 @@ final class GitWorld {
     }
 
     func start(arguments: [String]? = nil) throws {
-        adapter = try GitAdapterProcess(socket: daemon.socket, arguments: arguments ?? [clone], environment: environment)
+        adapter = try ChildProcess.adapter(Products.gitAdapter, socket: daemon.socket, arguments: arguments ?? [clone], environment: environment)
     }
 
     @discardableResult
@@ -127,51 +127,9 @@ final class GitWorld {
     deinit { adapter?.stop() }
 }
 
-/// `syncbadge-git` as a child, its log kept.
-final class GitAdapterProcess {
-    let process = Process()
-    let output: OutputWatcher
-
-    init(socket: String, arguments: [String], environment: [String: String]) throws {
-        process.executableURL = Products.gitAdapter
-        process.arguments = ["--socket", socket, "--log-level", "debug"] + arguments
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        try? pipe.fileHandleForWriting.close()
-        output = OutputWatcher(pipe.fileHandleForReading)
-    }
-
-    var log: String { output.text.withLock { $0 } }
-
-    func stop(signal: Int32 = SIGTERM) {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, signal)
-        process.waitUntilExit()
-    }
-
-    deinit { stop(signal: SIGKILL) }
-}
-
 /// Runs `syncbadge-git` with arguments to its end (add, remove): status and output.
 func runGitAdapter(_ args: [String], environment: [String: String]) throws -> (status: Int32, out: String, err: String) {
-    let p = Process()
-    p.executableURL = Products.gitAdapter
-    p.arguments = args
-    p.environment = environment
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    try p.run()
-    let watchdog = Watchdog(p, seconds: 60)
-    let errReader = PipeReader(err.fileHandleForReading)
-    let o = out.fileHandleForReading.readDataToEndOfFile()
-    let e = errReader.wait()
-    p.waitUntilExit()
-    watchdog.exited()
-    return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    try runToEnd(Products.gitAdapter, args, environment: environment, seconds: 60)
 }
 
 // One world at a time: each takes well under a second alone, and the suite is no faster with

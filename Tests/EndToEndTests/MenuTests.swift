@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import SyncBadgeClient
+@_spi(Wire) import SyncBadgeClient
 import SyncBadgeCore
 
 /// Menus, actions, the toolbar and provider-defined badges, against the real daemon.

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import SyncBadgeClient
+@_spi(Wire) import SyncBadgeClient
 import SyncBadgeCore
 
 /// The shell prompt integrations in `Examples/prompt/`, end to end: the real daemon, each
@@ -62,20 +62,12 @@ import SyncBadgeCore
             arguments = ["-N", "-c", #"source $argv[1]; for d in $argv[2]/*; cd $d; _syncbadge_encode (path resolve -- $PWD); end"#,
                          file, temp.path]
         }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: installed(shell.executable)!)
-        p.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["LANG"] = "C.UTF-8"
         env.removeValue(forKey: "LC_ALL")
-        p.environment = env
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0)
-        let got = Set(Array(data).split(separator: UInt8(ascii: "\n")).map { Array($0) })
+        let r = try runToEnd(URL(fileURLWithPath: installed(shell.executable)!), arguments, environment: env, seconds: 120)
+        #expect(r.status == 0, "\(shell): \(r.err)")
+        let got = Set(Array(r.out.utf8).split(separator: UInt8(ascii: "\n")).map { Array($0) })
         let expected = Set(names.map { PercentEncoding.encode(Array(temp.path.utf8) + [UInt8(ascii: "/")] + $0) })
         #expect(got == expected, "\(shell): \(got.symmetricDifference(expected).map { String(decoding: $0, as: UTF8.self) })")
     }
@@ -154,15 +146,19 @@ final class PromptSession {
         let script = PromptTests.script.appendingPathComponent(shell.scriptName).path
         let products = Products.directory.path
         let exe = installed(shell.executable)!
+        // zsh and bash share the syntax of these lines; fish has its own (below).
+        let posixStart = """
+            export PATH=\(TmuxScreen.quote(products)):$PATH
+            export SYNCBADGE_SOCKET=\(TmuxScreen.quote(socket))
+            R=\(TmuxScreen.quote(root))
+            L=\(TmuxScreen.quote(later))
+            unset HISTFILE
+            source \(TmuxScreen.quote(script))
+
+            """
         switch shell {
         case .zsh:
-            let rc = """
-                export PATH=\(TmuxScreen.quote(products)):$PATH
-                export SYNCBADGE_SOCKET=\(TmuxScreen.quote(socket))
-                R=\(TmuxScreen.quote(root))
-                L=\(TmuxScreen.quote(later))
-                unset HISTFILE
-                source \(TmuxScreen.quote(script))
+            let rc = posixStart + """
                 setopt prompt_subst
                 PROMPT='P[$SYNCBADGE_PROMPT]> '
                 RPROMPT=
@@ -171,13 +167,7 @@ final class PromptSession {
             try rc.write(toFile: home + "/.zshrc", atomically: true, encoding: .utf8)
             return "ZDOTDIR=\(TmuxScreen.quote(home)) exec \(TmuxScreen.quote(exe)) -d -i"
         case .bash:
-            let rc = """
-                export PATH=\(TmuxScreen.quote(products)):$PATH
-                export SYNCBADGE_SOCKET=\(TmuxScreen.quote(socket))
-                R=\(TmuxScreen.quote(root))
-                L=\(TmuxScreen.quote(later))
-                unset HISTFILE
-                source \(TmuxScreen.quote(script))
+            let rc = posixStart + """
                 PS1='P[$SYNCBADGE_PROMPT]> '
 
                 """

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import SyncBadgeClient
+@_spi(Wire) import SyncBadgeClient
 import SyncBadgeCore
 
 /// The ranger plugin `Examples/ranger/syncbadge.py`, end to end: the real daemon, a real ranger

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import SyncBadgeClient
+@_spi(Wire) import SyncBadgeClient
 import SyncBadgeCore
 
 /// The example engine `Examples/providers/rsync-mirror/rsync_mirror.py` against the real daemon:
@@ -20,9 +20,7 @@ final class RsyncMirrorFixture {
     let root: String
     let mirror: String
     var viewer: Connection
-    var engine: Process?
-    var log: OutputWatcher?
-    let engineExited = DispatchSemaphore(value: 0)
+    var engine: ChildProcess?
 
     /// A root holding `files` (each "x"), and a mirror directory holding `mirrorFiles`.
     init(files: [String], mirrorFiles: [String: String] = [:]) throws {
@@ -41,48 +39,25 @@ final class RsyncMirrorFixture {
 
     /// Starts the engine and waits for its first reconcile.
     func startEngine() throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", Self.script, "--socket", d.socket, "--state-dir", d.temp.sub("engine-state"),
-                       "--debounce", "0.1", "--name", Self.engineName, root, mirror]
-        let pipe = Pipe()
-        p.standardError = pipe
-        p.standardOutput = FileHandle.nullDevice
-        let exited = engineExited
-        p.terminationHandler = { _ in exited.signal() }
-        try p.run()
-        try? pipe.fileHandleForWriting.close()
-        engine = p
-        let out = OutputWatcher(pipe.fileHandleForReading)
-        log = out
-        guard out.wait(for: "reconciled") else {
+        let e = try ChildProcess(URL(fileURLWithPath: "/usr/bin/env"),
+                                 ["python3", Self.script, "--socket", d.socket, "--state-dir", d.temp.sub("engine-state"),
+                                  "--debounce", "0.1", "--name", Self.engineName, root, mirror])
+        engine = e
+        guard e.output.wait(for: "reconciled") else {
             throw HarnessError(description: "the engine did not reconcile: \(engineLog)")
         }
     }
 
-    var engineLog: String { log?.text.withLock { $0 } ?? "" }
+    var engineLog: String { engine?.log ?? "" }
 
     /// Waits for the engine to log a line containing `needle`.
     func waitLog(_ needle: String) throws {
-        guard log?.wait(for: needle) == true else {
+        guard engine?.output.wait(for: needle) == true else {
             throw HarnessError(description: "the engine never logged \"\(needle)\"; it logged:\n\(engineLog)")
         }
     }
 
-    /// SIGTERM, and SIGKILL if the engine has not exited 10 s later (waiting on the
-    /// termination handler: `waitUntilExit` would spin forever on a child that never exits).
-    func stop() {
-        guard let p = engine else { return }
-        engine = nil
-        p.terminate()
-        if engineExited.wait(timeout: .now() + 10) == .timedOut {
-            Issue.record("the engine ignored SIGTERM")
-            kill(p.processIdentifier, SIGKILL)
-            _ = engineExited.wait(timeout: .now() + 10)
-        }
-    }
-
-    deinit { stop() }
+    deinit { engine?.terminate(grace: 10) }
 
     /// Waits for the root's roll-up to reach `state` (pushed as `* ITEM <root> <state>`). Call it
     /// after waiting for a push caused by the change at hand: pushes from before may still be

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import SyncBadgeClient
+@_spi(Wire) import SyncBadgeClient
 import SyncBadgeCore
 
 /// Two real Syncthing instances on loopback sharing one folder, one daemon, and one adapter
@@ -12,8 +12,8 @@ final class SyncthingPair {
     let daemon: DaemonHarness
     let a: SyncthingInstance
     let b: SyncthingInstance
-    var adapterA: AdapterProcess?
-    var adapterB: AdapterProcess?
+    var adapterA: ChildProcess?
+    var adapterB: ChildProcess?
     let folderID = "shared"
 
     init(folderOptionsB: [String: Any] = [:], deviceOptionsB: [String: Any] = [:], optionsB: [String: Any] = [:]) throws {
@@ -26,8 +26,8 @@ final class SyncthingPair {
         try b.waitUntilServing()
         try a.share(id: folderID, with: b, dials: false)
         try b.share(id: folderID, with: a, dials: true, folderOptions: folderOptionsB, deviceOptions: deviceOptionsB, options: optionsB)
-        adapterA = try AdapterProcess(socket: daemon.socket, syncthing: a)
-        adapterB = try AdapterProcess(socket: daemon.socket, syncthing: b)
+        adapterA = try ChildProcess.syncthingAdapter(socket: daemon.socket, syncthing: a)
+        adapterB = try ChildProcess.syncthingAdapter(socket: daemon.socket, syncthing: b)
         // Each root is added, claimed and reconciled: its own state turns synced.
         let c = try daemon.connect()
         for s in [a, b] {
@@ -35,9 +35,22 @@ final class SyncthingPair {
         }
     }
 
+    /// A pair whose B receives at about 1 MB/s, so that a big file takes seconds to arrive.
+    static func slowB() throws -> SyncthingPair {
+        try SyncthingPair(optionsB: ["maxRecvKbps": 1000, "limitBandwidthInLan": true])
+    }
+
+    /// Writes 4 MiB that do not compress to A's folder as `big.bin`: seconds on their way to
+    /// a `slowB` pair's B.
+    func writeBigFileOnA() throws {
+        var bytes = [UInt8](repeating: 0, count: 4 << 20)
+        for i in bytes.indices { bytes[i] = UInt8(truncatingIfNeeded: i &* 2654435761 >> 13) }
+        try Data(bytes).write(to: URL(fileURLWithPath: a.folder + "/big.bin"))
+    }
+
     func diagnostics() -> String {
         "--- adapter A:\n\(adapterA?.log.suffix(3000) ?? "")\n--- adapter B:\n\(adapterB?.log.suffix(3000) ?? "")"
-            + "\n--- syncbadged:\n\(daemon.output?.text.withLock { $0.suffix(12000) } ?? "")"
+            + "\n--- syncbadged:\n\(daemon.log.suffix(12000))"
     }
 
     deinit {
@@ -106,11 +119,9 @@ struct SyncthingEndToEndTests {
     /// B receives slowly: the new file does not exist on B until it is complete, so B's root
     /// carries its `syncing`, with progress rising; A shows B's download of it as `syncing` too.
     @Test func largeFileShowsSyncingWithRisingProgress() throws {
-        let pair = try SyncthingPair(optionsB: ["maxRecvKbps": 1000, "limitBandwidthInLan": true])
+        let pair = try SyncthingPair.slowB()
         let c = try pair.daemon.connect()
-        var bytes = [UInt8](repeating: 0, count: 4 << 20)
-        for i in bytes.indices { bytes[i] = UInt8(truncatingIfNeeded: i &* 2654435761 >> 13) }
-        try Data(bytes).write(to: URL(fileURLWithPath: pair.a.folder + "/big.bin"))
+        try pair.writeBigFileOnA()
         let first = try c.waitForState(pair.b.folder, "B's root syncing with progress", diagnostics: pair.diagnostics) {
             $0.state == .syncing && ($0.progress ?? 0) > 0 && ($0.message ?? "").contains("big.bin")
         }
@@ -259,15 +270,11 @@ extension SyncthingEndToEndTests {
     /// The adapter killed in the middle of a transfer: its `syncing` goes with its connection,
     /// and no badge stays `syncing` for an engine that is gone.
     @Test func killingTheAdapterMidTransferLeavesNoSyncingBehind() throws {
-        let pair = try SyncthingPair(optionsB: ["maxRecvKbps": 1000, "limitBandwidthInLan": true])
+        let pair = try SyncthingPair.slowB()
         let c = try pair.daemon.connect()
-        var bytes = [UInt8](repeating: 0, count: 4 << 20)
-        for i in bytes.indices { bytes[i] = UInt8(truncatingIfNeeded: i &* 2654435761 >> 13) }
-        try Data(bytes).write(to: URL(fileURLWithPath: pair.a.folder + "/big.bin"))
+        try pair.writeBigFileOnA()
         try c.waitForState(pair.b.folder, "B's root syncing", diagnostics: pair.diagnostics) { $0.state == .syncing }
-        let adapter = try #require(pair.adapterB)
-        kill(adapter.process.processIdentifier, SIGKILL)
-        adapter.process.waitUntilExit()
+        try #require(pair.adapterB).stop(signal: SIGKILL)
         let released = try c.waitForState(pair.b.folder, "B's root released", diagnostics: pair.diagnostics) { $0.state != .syncing }
         #expect(released.state == .pending && released.progress == nil, "\(released)")
         #expect(released.message?.contains("stopped before this finished syncing") == true, "\(released)")
@@ -298,14 +305,14 @@ extension SyncthingEndToEndTests {
 final class SoloSyncthing {
     let daemon: DaemonHarness
     let st: SyncthingInstance
-    let adapter: AdapterProcess
+    let adapter: ChildProcess
     let viewer: Connection
 
     init() throws {
         daemon = try DaemonHarness()
         st = try SyncthingInstance(temp: daemon.temp, name: "solo", ownFolder: "solo")
         try st.start()
-        adapter = try AdapterProcess(socket: daemon.socket, syncthing: st)
+        adapter = try ChildProcess.syncthingAdapter(socket: daemon.socket, syncthing: st)
         viewer = try daemon.connect()
         try viewer.waitForState(st.folder, "the root reconciled", timeout: 20, diagnostics: diagnostics) { $0.state == .synced }
     }
@@ -331,7 +338,7 @@ struct SyncthingSingleInstanceTests {
         let st = try SyncthingInstance(temp: daemon.temp, name: "solo", gui: gui, ownFolder: "solo")
         try st.launch()
         defer { st.stop() }
-        let adapter = try AdapterProcess(socket: daemon.socket, syncthing: st)
+        let adapter = try ChildProcess.syncthingAdapter(socket: daemon.socket, syncthing: st)
         defer { adapter.stop() }
         let c = try daemon.connect()
         let diagnostics = { "--- adapter:\n\(adapter.log.suffix(3000))\n--- syncthing:\n\(st.logText.suffix(2000))" }
@@ -466,16 +473,6 @@ struct SyncthingSingleInstanceTests {
 
 /// Runs `syncbadge-syncthing` on a Syncthing home until it exits: its status and standard error.
 func runAdapterToExit(socket: String, home: String) throws -> (status: Int32, stderr: String) {
-    let p = Process()
-    p.executableURL = Products.syncthingAdapter
-    p.arguments = ["--socket", socket, "--syncthing-home", home]
-    let err = Pipe()
-    p.standardError = err
-    p.standardOutput = FileHandle.nullDevice
-    try p.run()
-    let watchdog = Watchdog(p, seconds: 60)
-    let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    p.waitUntilExit()
-    watchdog.exited()
-    return (p.terminationStatus, text)
+    let r = try runToEnd(Products.syncthingAdapter, ["--socket", socket, "--syncthing-home", home], seconds: 60)
+    return (r.status, r.err)
 }

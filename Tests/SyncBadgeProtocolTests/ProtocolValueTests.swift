@@ -86,4 +86,12 @@ private func text(_ l: WireLine) -> String { String(decoding: l.terminated(), as
         #expect(MenuItem(try #require(WireMessage(line: item.wireLine(tag: "2").bytes))) == item)
         #expect(MenuItem(try message("2 BADGE x label=a glyph=b ascii=c color=0")) == nil)
     }
+
+    @Test func toolbarLinesReadBackWhatTheyWrite() throws {
+        for t in [ProviderToolbar(provider: "git", item: ToolbarItem(name: "main ↑2", tooltip: "git: /src (main)", image: b("/i/g.svg"))),
+                  ProviderToolbar(provider: "git", item: nil)] {
+            #expect(ProviderToolbar(try #require(WireMessage(line: t.wireLine(head: "*").bytes))) == t)
+        }
+        #expect(text(ProviderToolbar(provider: "st", item: nil).wireLine(head: "*")) == "* TOOLBAR provider=st removed\n")
+    }
 }

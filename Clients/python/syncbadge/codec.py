@@ -1,7 +1,7 @@
 """The wire format (PROTOCOL.md "Framing"): fields, lines, options.
 
 The one Python implementation of it, byte for byte the same as the daemon's
-(Sources/SyncBadgeCore/PercentEncoding.swift and WireRequest.swift); Tests/Vectors/wire.tsv
+(Sources/SyncBadgeProtocol/PercentEncoding.swift and WireRequest.swift); Tests/Vectors/wire.tsv
 holds the cases every implementation is checked against.
 
 - encode(value) -> bytes: a field percent-encoded. The bytes 0x00-0x20, ``%`` (0x25), 0x7F and

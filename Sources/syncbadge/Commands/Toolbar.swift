@@ -16,8 +16,8 @@ struct Toolbar: ParsableCommand {
     func run() throws {
         let c = try connection.connect()
         let reply = CLI.run(nil) { try c.request(Request(.toolbar)) }
-        for m in reply.data where m.messageKind == .toolbar {
-            let name = m.option("name") ?? "", tip = m.option("tooltip") ?? "", provider = m.option("provider") ?? ""
+        for t in reply.data.compactMap(ProviderToolbar.init) {
+            let name = t.item?.name ?? "", tip = t.item?.tooltip ?? "", provider = t.provider
             if json {
                 printLine("{\"name\":\(JSON.string(name)),\"tooltip\":\(JSON.string(tip)),\"provider\":\(JSON.string(provider))}")
             } else {

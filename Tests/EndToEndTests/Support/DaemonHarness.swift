@@ -80,8 +80,8 @@ final class DaemonHarness {
     let temp: TempDir
     let socket: String
     let stateDir: String
-    var process: Process?
-    var output: OutputWatcher?
+    /// The running daemon; nil while stopped.
+    var child: ChildProcess?
 
     /// Daemon options besides the socket, state and badges (the contract's times, shortened).
     let extraArguments: [String]
@@ -95,32 +95,22 @@ final class DaemonHarness {
     }
 
     func start() throws {
-        let p = Process()
-        p.executableURL = Products.daemon
-        p.arguments = ["--socket", socket, "--state-dir", stateDir, "--badges", Products.badges.path, "--log-level", "info"] + extraArguments
-        let pipe = Pipe()
-        p.standardError = pipe
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        // Only the child writes to the pipe, so its exit is our end of file.
-        try? pipe.fileHandleForWriting.close()
-        let out = OutputWatcher(pipe.fileHandleForReading)
-        process = p
-        output = out
-        guard out.wait(for: "listening") else {
-            p.terminate()
-            throw HarnessError(description: "daemon did not start: \(out.text.withLock { $0 })")
+        let c = try ChildProcess(Products.daemon, ["--socket", socket, "--state-dir", stateDir, "--badges", Products.badges.path,
+                                                   "--log-level", "info"] + extraArguments)
+        child = c
+        guard c.output.wait(for: "listening") else {
+            c.stop(signal: SIGKILL)
+            child = nil
+            throw HarnessError(description: "daemon did not start: \(c.log)")
         }
     }
 
     /// Sends `signal` and waits for the exit status.
     @discardableResult
     func stop(signal: Int32 = SIGTERM) -> Int32 {
-        guard let p = process else { return -1 }
-        kill(p.processIdentifier, signal)
-        p.waitUntilExit()
-        process = nil
-        return p.terminationStatus
+        guard let c = child else { return -1 }
+        child = nil
+        return c.stop(signal: signal)
     }
 
     func restart() throws {
@@ -142,26 +132,22 @@ final class DaemonHarness {
             FileManager.default.createFile(atPath: path, contents: Data("x".utf8))
         }
         let admin = try connect(role: .admin)
-        _ = try admin.request("ADD-ROOT", [.path(Array(root.utf8))], timeout: 60)
+        _ = try admin.request(.addRoot(Array(root.utf8)), timeout: 60)
         return root
     }
 
     /// The daemon's log so far.
-    var log: String { output?.text.withLock { $0 } ?? "" }
+    var log: String { child?.log ?? "" }
 
     deinit {
-        if let p = process {
-            // A daemon that died on its own (a crash, a precondition) is a failure of whatever
-            // test used it, whether or not the test noticed: say how it ended and what it logged.
-            if !p.isRunning {
-                Issue.record("""
-                    syncbadged exited on its own (\(p.terminationReason == .uncaughtSignal ? "signal" : "status") \(p.terminationStatus)); its log:
-                    \(log)
-                    """)
-                return
-            }
-            kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
+        // A daemon that died on its own (a crash, a precondition) is a failure of whatever
+        // test used it, whether or not the test noticed: say how it ended and what it logged.
+        // (A running one is killed as the child goes.)
+        if let p = child?.process, !p.isRunning {
+            Issue.record("""
+                syncbadged exited on its own (\(p.terminationReason == .uncaughtSignal ? "signal" : "status") \(p.terminationStatus)); its log:
+                \(log)
+                """)
         }
     }
 }
@@ -187,13 +173,13 @@ extension Connection {
     }
 
     func status(bytes: [UInt8]) throws -> Item {
-        let r = try request("STATUS", [.path(bytes)], timeout: 15)
+        let r = try request(.status(bytes), timeout: 15)
         guard let i = r.data.compactMap(Item.init).first else { throw HarnessError(description: "no ITEM") }
         return i
     }
 
     func list(_ path: String) throws -> [Item] {
-        try request("LIST", [.path(Array(path.utf8))], timeout: 15).data.compactMap(Item.init)
+        try request(.list(Array(path.utf8)), timeout: 15).data.compactMap(Item.init)
     }
 }
 
@@ -241,25 +227,9 @@ final class PipeReader: Sendable {
     }
 }
 
-/// Runs the CLI; returns exit status and standard output.
-func runCLI(_ args: [String], environment: [String: String]? = nil) throws -> (status: Int32, out: String, err: String) {
-    let p = Process()
-    p.executableURL = Products.cli
-    p.arguments = args
-    if let environment { p.environment = environment }
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    try p.run()
-    let watchdog = Watchdog(p, seconds: 120)
-    // Both pipes at once: a child that fills one while the test reads the other to its end
-    // would wait forever.
-    let errReader = PipeReader(err.fileHandleForReading)
-    let o = out.fileHandleForReading.readDataToEndOfFile()
-    let e = errReader.wait()
-    p.waitUntilExit()
-    watchdog.exited()
-    return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+/// Runs the CLI (in `directory`, or the test's own); returns exit status and both outputs.
+func runCLI(_ args: [String], environment: [String: String]? = nil, in directory: String? = nil) throws -> (status: Int32, out: String, err: String) {
+    try runToEnd(Products.cli, args, environment: environment, in: directory, seconds: 120)
 }
 
 /// The CLI running in the background, for commands that wait (`syncbadge wait`, an action

@@ -252,34 +252,9 @@ final class SyncthingInstance {
     deinit { stop() }
 }
 
-/// The adapter, running against one Syncthing and the test's daemon.
-final class AdapterProcess {
-    let process = Process()
-    let output: OutputWatcher
-
-    init(socket: String, syncthing: SyncthingInstance, extra: [String] = []) throws {
-        process.executableURL = Products.syncthingAdapter
-        process.arguments = ["--socket", socket, "--syncthing-home", syncthing.home, "--log-level", "debug"] + extra
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        try? pipe.fileHandleForWriting.close()
-        output = OutputWatcher(pipe.fileHandleForReading)
-    }
-
-    var log: String { output.text.withLock { $0 } }
-
-    func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-    }
-
-    deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+extension ChildProcess {
+    /// The Syncthing adapter, running against one Syncthing and the test's daemon.
+    static func syncthingAdapter(socket: String, syncthing: SyncthingInstance, extra: [String] = []) throws -> ChildProcess {
+        try adapter(Products.syncthingAdapter, socket: socket, arguments: ["--syncthing-home", syncthing.home] + extra)
     }
 }
