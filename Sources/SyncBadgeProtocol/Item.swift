@@ -57,6 +57,3 @@ public struct Item: Sendable, Equatable {
     }
 }
 
-/// The server's old name for an `Item`, kept until its branch (Engine and Session reshaped, issue 28)
-/// is merged; nothing else uses it.
-public typealias ItemView = Item

@@ -67,6 +67,8 @@ public final class Daemon {
     let logger: Logger
     let group: MultiThreadedEventLoopGroup
     let storeThread: NIOThreadPool
+    /// Where the hub looks at and writes files (`lstat`, the ignore file), off the event loop.
+    let fileThread: NIOThreadPool
     let engine: NIOLoopBound<Hub>
     let watcher: any StoppableWatcher
     /// Held for the daemon's lifetime (see `SocketDirectory.lock`).
@@ -92,10 +94,13 @@ public final class Daemon {
         let storeThread = NIOThreadPool(numberOfThreads: 1)
         storeThread.start()
         self.storeThread = storeThread
+        let fileThread = NIOThreadPool(numberOfThreads: 1)
+        fileThread.start()
+        self.fileThread = fileThread
         let loop = group.next()
         let statePath = Array(PathBytes.absolute(Array(config.stateDirectory.utf8), cwd: Array(FileManager.default.currentDirectoryPath.utf8)))
         let engine = try loop.submit {
-            NIOLoopBound(try Hub(loop: loop, store: store, storeRunner: storeThread, badges: badges, privatePaths: [statePath],
+            NIOLoopBound(try Hub(loop: loop, store: store, storeRunner: storeThread, fileRunner: fileThread, badges: badges, privatePaths: [statePath],
                                     timers: Timers(answer: .milliseconds(config.answerTimeoutMs), restartHoldMs: config.restartHoldMs),
                                     logger: logger), eventLoop: loop)
         }.wait()
@@ -123,7 +128,11 @@ public final class Daemon {
     /// drives the whole daemon this way, millions of events faster than a file system makes them.
     @_spi(Soak) public func injector() -> @Sendable ([WatcherMessage]) throws -> Void {
         let engine = self.engine
-        return { events in try engine.eventLoop.submit { engine.value.apply(events) }.wait() }
+        return { events in
+            let applied = engine.eventLoop.makePromise(of: Void.self)
+            engine.eventLoop.execute { engine.value.apply(events, then: applied) }
+            try applied.futureResult.wait()
+        }
     }
 
     static func loadBadges(_ dir: String) throws -> [Badge] {
@@ -204,6 +213,7 @@ public final class Daemon {
             close(lockDescriptor)
         }
         try storeThread.syncShutdownGracefully()
+        try fileThread.syncShutdownGracefully()
         try group.syncShutdownGracefully()
     }
 

@@ -9,7 +9,7 @@ import SyncBadgeCore
 @Suite struct HubProtocol12Tests {
     /// A provider that claimed `/r` and defined one item.
     func provider(_ h: HubHarness, name: String = "engine") throws -> FakeClient {
-        let p = try h.connect(role: "provider", name: name)
+        let p = try h.connect(role: .provider, name: name)
         #expect(try p.request("CLAIM /r") == ["OK"])
         #expect(try p.request("DEFINE-MENU items sync.now title=Sync%20now") == ["OK"])
         return p
@@ -107,7 +107,7 @@ import SyncBadgeCore
 
     @Test func anotherConnectionCannotAnswerAndWithoutReplyNothingChanges() throws {
         var second: FakeClient?
-        let a = try awaiting { second = try $0.connect(role: "provider", name: "other") }
+        let a = try awaiting { second = try $0.connect(role: .provider, name: "other") }
         let (p, v, tag, token) = (a.provider, a.viewer, a.tag, a.token)
         let other = try #require(second)
         #expect(try other.request("ANSWER \(token)").first?.hasPrefix("ERR not-found") == true)
@@ -127,7 +127,7 @@ import SyncBadgeCore
         try h.addRoot(files: ["a", "b"])
         let v = try h.connect()
         _ = try v.request("OBSERVE /r")
-        let p = try h.connect(role: "provider", name: "one-shot")
+        let p = try h.connect(role: .provider, name: "one-shot")
         #expect(set(h, p, "SET syncing /r/a progress=40 lease=60").first?.hasPrefix("OK gen=") == true)
         #expect(set(h, p, "SET syncing /r/b").first?.hasPrefix("OK gen=") == true)
         #expect(h.store.state.withLock { $0.leases.count } == 1)
@@ -148,7 +148,7 @@ import SyncBadgeCore
     @Test func aLaterSetEndsTheLease() throws {
         let h = try HubHarness()
         try h.addRoot(files: ["a"])
-        let p = try h.connect(role: "provider")
+        let p = try h.connect(role: .provider)
         _ = set(h, p, "SET syncing /r/a lease=60")
         #expect(h.hub.outstanding.releaseTimer != nil)
         _ = set(h, p, "SET synced /r/a")
@@ -161,7 +161,7 @@ import SyncBadgeCore
     @Test func aLeaseIsOneToADayAndOnlyForSyncing() throws {
         let h = try HubHarness()
         try h.addRoot(files: ["a"])
-        let p = try h.connect(role: "provider")
+        let p = try h.connect(role: .provider)
         for bad in ["0", "86401", "-1", "soon", "1.5"] {
             #expect(set(h, p, "SET syncing /r/a lease=\(bad)").first?.hasPrefix("ERR bad-request") == true)
         }
@@ -173,7 +173,7 @@ import SyncBadgeCore
     @Test func aStoredSyncingIsHeldThirtySecondsAfterAStartThenReleased() throws {
         let h = try HubHarness()
         try h.addRoot(files: ["a", "b"])
-        let p = try h.connect(role: "provider")
+        let p = try h.connect(role: .provider)
         _ = set(h, p, "SET syncing /r/a")
         _ = set(h, p, "SET syncing /r/b")
         // As at start, with both stored `syncing` and no lease.
@@ -193,7 +193,7 @@ import SyncBadgeCore
     @Test func aLeaseThatRanOutWhileDownIsReleasedAtStart() throws {
         let h = try HubHarness()
         try h.addRoot(files: ["a"])
-        let p = try h.connect(role: "provider")
+        let p = try h.connect(role: .provider)
         _ = set(h, p, "SET syncing /r/a lease=5")
         let stored = try h.store.leases()
         #expect(stored.count == 1)
@@ -209,7 +209,7 @@ import SyncBadgeCore
     @Test func aLeaseThatRanOutWhileTheDaemonWasDownIsReleasedAtOnce() throws {
         let h = try HubHarness()
         try h.addRoot(files: ["a", "b"])
-        let p = try h.connect(role: "provider")
+        let p = try h.connect(role: .provider)
         _ = set(h, p, "SET syncing /r/a")
         _ = set(h, p, "SET syncing /r/b")
         let v = try h.connect()
@@ -230,7 +230,7 @@ import SyncBadgeCore
     @Test func theSyncedDeletionOfALeasedTombstoneEndsItsLease() throws {
         let h = try HubHarness()
         try h.addRoot(files: ["a"])
-        let p = try h.connect(role: "provider")
+        let p = try h.connect(role: .provider)
         h.hub.apply([.deleted(path: Array("/r/a".utf8), wasDirectory: false)])
         _ = set(h, p, "SET syncing /r/a lease=60")
         #expect(h.store.state.withLock { $0.leases.count } == 1)
@@ -245,7 +245,7 @@ import SyncBadgeCore
         try h.addRoot(files: ["a", "b"])
         let v = try h.connect()
         let quiet = try h.connect(hello: " roots=0")
-        let p = try h.connect(role: "provider", name: "st")
+        let p = try h.connect(role: .provider, name: "st")
         #expect(try p.request("DEFINE-TOOLBAR name=Pause tooltip=Pause%20syncing") == ["OK"])
         #expect(v.pushes().isEmpty)
         #expect(try p.request("CLAIM /r") == ["OK"])
@@ -264,7 +264,7 @@ import SyncBadgeCore
         #expect(try p.request("UNCLAIM /r").first?.hasPrefix("ERR not-found") == true)
         #expect(try p.request("UNCLAIM /nowhere").first?.hasPrefix("ERR not-found") == true)
         // Another provider may claim it now.
-        let other = try h.connect(role: "provider", name: "git")
+        let other = try h.connect(role: .provider, name: "git")
         #expect(try other.request("CLAIM /r") == ["OK"])
         #expect(quiet.pushes().isEmpty)
     }
@@ -273,7 +273,7 @@ import SyncBadgeCore
         let h = try HubHarness()
         try h.addRoot(files: ["a"])
         let v = try h.connect()
-        let p = try h.connect(role: "provider", name: "st")
+        let p = try h.connect(role: .provider, name: "st")
         _ = try p.request("CLAIM /r")
         _ = try p.request("DEFINE-TOOLBAR name=Pause tooltip=Pause")
         #expect(v.pushes().contains("TOOLBAR name=Pause tooltip=Pause provider=st"))
@@ -281,11 +281,11 @@ import SyncBadgeCore
         #expect(v.pushes().contains("TOOLBAR provider=st removed"))
         #expect(try v.request("TOOLBAR") == ["OK"])
 
-        let q = try h.connect(role: "provider", name: "st2")
+        let q = try h.connect(role: .provider, name: "st2")
         _ = try q.request("CLAIM /r")
         _ = try q.request("DEFINE-TOOLBAR name=Pause tooltip=Pause")
         _ = v.pushes()
-        let admin = try h.connect(role: "admin")
+        let admin = try h.connect(role: .admin)
         #expect(try admin.request("REMOVE-ROOT /r") == ["OK"])
         #expect(v.pushes().contains("TOOLBAR provider=st2 removed"))
     }

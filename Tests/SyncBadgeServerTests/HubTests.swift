@@ -36,7 +36,7 @@ import SyncBadgeWatchEvents
         try h.addRoot(files: ["a"])
         let viewer = try h.connect()
         _ = try viewer.request("OBSERVE /r")
-        let provider = try h.connect(role: "provider")
+        let provider = try h.connect(role: .provider)
         #expect(try provider.request("SUBSCRIBE-CHANGES /r") == ["OK"])
         var scan = ScanTree()
         scan.append(parent: -1, name: Array("a".utf8), kind: .file)
@@ -53,7 +53,7 @@ import SyncBadgeWatchEvents
     @Test func aFailedCommitIsRetriedWithBackoffUntilItSucceeds() throws {
         let h = try HubHarness()
         try h.addRoot(files: ["a", "b"])
-        let provider = try h.connect(role: "provider")
+        let provider = try h.connect(role: .provider)
         h.store.state.withLock { $0.failing = true }
         let tag = provider.send("SET synced /r/a")
         h.passBarriers()
@@ -85,7 +85,7 @@ import SyncBadgeWatchEvents
         try h.addRoot(files: ["a", "b"])
         let viewer = try h.connect()
         _ = try viewer.request("OBSERVE /r")
-        let provider = try h.connect(role: "provider", name: "engine")
+        let provider = try h.connect(role: .provider, name: "engine")
         #expect(try provider.request("CLAIM /r") == ["OK"])
         let t1 = provider.send("SET syncing /r/a progress=50")
         let t2 = provider.send("SET error /r/b message=nope")
@@ -116,7 +116,7 @@ import SyncBadgeWatchEvents
     @Test func plainStatusAnswersAsTheGeneralPathDoes() throws {
         let h = try HubHarness()
         try h.addRoot(files: ["a", "two words", "b", "tab\tname", "caf\u{FF}e", "x.swp"])
-        let provider = try h.connect(role: "provider")
+        let provider = try h.connect(role: .provider)
         let t = provider.send("SET error /r/a message=no%20space progress=3")
         h.passBarriers()
         #expect(provider.answer(t).first?.hasPrefix("OK") == true)
@@ -148,7 +148,7 @@ import SyncBadgeWatchEvents
         _ = try viewer.request("OBSERVE /r")
         let gen = try viewer.request("STATUS /r").first!.split(separator: " ").first { $0.hasPrefix("gen=") }!.dropFirst(4)
         h.hub.apply([.changed(path: Array("/r/f".utf8), kind: .file, what: .modify)])  // f's gen moves past the root's
-        let a = try h.connect(role: "provider", name: "a")
+        let a = try h.connect(role: .provider, name: "a")
         let t1 = a.send("SET syncing /r/f")
         h.passBarriers()
         #expect(a.answer(t1).first?.hasPrefix("OK") == true)
@@ -167,7 +167,7 @@ import SyncBadgeWatchEvents
     @Test func aSyncingSetWhoseProviderLeftBeforeItsBarrierIsReleased() throws {
         let h = try HubHarness()
         try h.addRoot(files: ["f"])
-        let a = try h.connect(role: "provider", name: "a")
+        let a = try h.connect(role: .provider, name: "a")
         a.send("SET syncing /r/f progress=10")
         a.disconnect()
         h.passBarriers()
@@ -180,7 +180,7 @@ import SyncBadgeWatchEvents
     @Test func aRootInErrorByAProviderSaysWhyToo() throws {
         let h = try HubHarness()
         try h.addRoot(files: ["f", "g"])
-        let a = try h.connect(role: "provider")
+        let a = try h.connect(role: .provider)
         let t = a.send("SET error /r/f message=disk%20full")
         h.passBarriers()
         _ = a.answer(t)
@@ -210,7 +210,7 @@ import SyncBadgeWatchEvents
     @Test func theDaemonsShutdownReleasesNothing() throws {
         let h = try HubHarness()
         try h.addRoot(files: ["a"])
-        let provider = try h.connect(role: "provider")
+        let provider = try h.connect(role: .provider)
         let t = provider.send("SET syncing /r/a")
         h.passBarriers()
         #expect(provider.answer(t).first?.hasPrefix("OK") == true)
@@ -225,7 +225,7 @@ import SyncBadgeWatchEvents
     /// closes, even while an earlier request of that connection still waits (here for a scan).
     @Test func aTooLongLineEndsTheConnectionAtOnceBehindAWaitingRequest() throws {
         let h = try HubHarness()
-        let admin = try h.connect(role: "admin")
+        let admin = try h.connect(role: .admin)
         let tag = admin.send("ADD-ROOT /r")
         #expect(h.watcher.lastAddRootToken != nil && admin.answer(tag).isEmpty)
         admin.write(String(repeating: "x", count: LineFramer.maxLineLength + 1))
@@ -255,7 +255,7 @@ import SyncBadgeWatchEvents
     /// when a line was cut between the reads.
     @Test func linesBehindAWaitingRequestAreAnsweredInOrder() throws {
         let h = try HubHarness()
-        let admin = try h.connect(role: "admin")
+        let admin = try h.connect(role: .admin)
         admin.write("1 ADD-ROOT /r\n2 PING\n3 STA")
         guard let token = h.watcher.lastAddRootToken else { throw HarnessError("no scan asked for") }
         admin.write("TUS /r\n")
@@ -286,7 +286,7 @@ import SyncBadgeWatchEvents
         #expect(viewer.lines() == [])
     }
 
-    /// A path outside every root is looked up on disk by the store's thread, not the event
+    /// A path outside every root is looked up on disk off the event loop (`fileWork`), not on the event
     /// loop: its answer, and the requests behind it, wait for that thread.
     @Test func statusOutsideTheRootsLooksAtTheDiskOffTheLoop() throws {
         let runner = QueuedStoreRunner()
@@ -299,7 +299,7 @@ import SyncBadgeWatchEvents
         #expect(viewer.lines() == ["\(status) ITEM /elsewhere outside badge=outside kind=file", "\(status) OK", "\(ping) OK"])
     }
 
-    /// The built-in Ignore writes the root's ignore file on the store's thread; the action is
+    /// The built-in Ignore writes the root's ignore file off the event loop; the action is
     /// answered once it is written, and the requests behind it after.
     @Test func theIgnoreActionWritesTheFileOffTheLoop() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hub-ignore-\(UInt32.random(in: 0...UInt32.max))").path
@@ -307,7 +307,7 @@ import SyncBadgeWatchEvents
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let runner = QueuedStoreRunner()
         let h = try HubHarness(storeRunner: runner)
-        let admin = try h.connect(role: "admin")
+        let admin = try h.connect(role: .admin)
         let add = admin.send("ADD-ROOT \(dir)")
         var scan = ScanTree()
         scan.append(parent: -1, name: Array("a.log".utf8), kind: .file)
@@ -325,7 +325,7 @@ import SyncBadgeWatchEvents
         #expect(try String(contentsOfFile: file, encoding: .utf8) == "/a.log\n")
     }
 
-    /// A change to a synced file has its identity read on the store's thread, not the event
+    /// A change to a synced file has its identity read off the event loop, not on the event
     /// loop; the events after it wait for the read, requests are answered meanwhile, and an
     /// identity that did not change changes nothing.
     @Test func aSyncedFilesIdentityIsReadOffTheLoopAndLaterEventsWaitForIt() throws {
@@ -333,10 +333,10 @@ import SyncBadgeWatchEvents
         let disk = FakeDisk()
         let h = try HubHarness(storeRunner: runner, files: disk)
         try h.addRoot(files: ["a", "b", "c"])
-        let provider = try h.connect(role: "provider")
+        let provider = try h.connect(role: .provider)
         let set = provider.send("SET synced /r/a")
         h.passBarriers()
-        // The SET waits for the file's identity, read on the store's thread.
+        // The SET waits for the file's identity, read off the loop.
         #expect(provider.answer(set) == [] && runner.pending == 1)
         h.runUntilIdle()
         #expect(provider.answer(set).first?.hasPrefix("OK gen=") == true)

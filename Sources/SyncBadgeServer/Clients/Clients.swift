@@ -50,6 +50,38 @@ struct Clients {
 
     func isActive(_ id: ID) -> Bool { clients[id]?.closing == false }
 
+    // The hot paths below reach a client in place (through `_modify`): a plain read of
+    // `clients[id]` copies the whole struct, a retain and a release for each of its sets.
+
+    /// A push is due for the client: whether it goes out now, or is dropped and remembered for
+    /// the catch-up (Backpressure), given the bytes its connection holds unwritten.
+    mutating func admit(_ what: Backpressure.Push, to id: ID, held: Int) -> Bool {
+        guard let i = clients.index(forKey: id) else { return false }
+        return Self.admit(&clients.values[i], what, held: held)
+    }
+
+    private static func admit(_ c: inout Client, _ what: Backpressure.Push, held: Int) -> Bool {
+        guard !c.closing else { return false }
+        if case .root = what, !c.wantsRootPushes { return false }
+        return c.backpressure.push(what, backedUp: !c.writable || held > Outbox.highWater)
+    }
+
+    /// What a line from the client meets: nil once it takes no more lines; else whether it
+    /// said HELLO, and whether the line can be answered at once (nothing waits before it).
+    mutating func gate(_ id: ID) -> (helloed: Bool, idle: Bool)? {
+        guard let i = clients.index(forKey: id) else { return nil }
+        return Self.gate(&clients.values[i])
+    }
+
+    private static func gate(_ c: inout Client) -> (helloed: Bool, idle: Bool)? {
+        c.closing ? nil : (c.role != nil, c.requests.isIdle)
+    }
+
+    /// Said HELLO (and so gets `* ROOT`, `* BADGE` and `* TOOLBAR` pushes).
+    mutating func hasSaidHello(_ id: ID) -> Bool {
+        gate(id)?.helloed ?? false
+    }
+
     mutating func makeID() -> ID {
         defer { nextID += 1 }
         return nextID

@@ -1,3 +1,4 @@
+import NIOCore
 import SyncBadgeCore
 import SyncBadgeWatchEvents
 
@@ -6,7 +7,7 @@ import SyncBadgeWatchEvents
 struct EventQueue {
     private var events: [WatcherMessage] = []
     private var head = 0
-    /// Identities are being read on the store's thread: nothing is applied until they are back.
+    /// Identities are being read off the event loop: nothing is applied until they are back.
     var lookingUp = false
     /// Path → the identity read for the events at the head of the queue (nil: no such file),
     /// and for how many of them.
@@ -47,6 +48,23 @@ struct EventQueue {
         if head == events.count {
             events.removeAll(keepingCapacity: false)
             head = 0
+        } else if head >= 1024 && head * 2 >= events.count {
+            // A queue that never empties (reads out back to back) does not keep what it applied.
+            events.removeFirst(head)
+            head = 0
         }
+    }
+
+    /// Whoever waits for everything queued so far to be applied (`Hub.apply(_:then:)`).
+    private(set) var waiters: [EventLoopPromise<Void>] = []
+
+    mutating func wait(_ promise: EventLoopPromise<Void>) {
+        waiters.append(promise)
+    }
+
+    /// Everything queued is applied: the waiters, to tell.
+    mutating func takeWaiters() -> [EventLoopPromise<Void>] {
+        defer { waiters = [] }
+        return waiters
     }
 }

@@ -1,3 +1,4 @@
+import NIOCore
 import SyncBadgeCore
 import SyncBadgeWatchEvents
 
@@ -7,13 +8,21 @@ extension Hub {
     /// together are coalesced: each entry is pushed once per batch, with its last state.
     ///
     /// An event that needs a file's identity (a change to a synced file, SETs that make files
-    /// synced) waits while the identity is read on the store's thread, and every event after
+    /// synced) waits while the identity is read off the event loop (`fileWork`), and every event after
     /// it waits too (EventQueue): nothing is applied between a look and its use, as when the
     /// loop read the file itself, but the loop goes on answering requests meanwhile.
     func apply(_ events: [WatcherMessage]) {
         ingest.append(events)
         guard !ingest.lookingUp else { return }
         applyQueued()
+    }
+
+    /// `apply`, and `applied` succeeds once these events (and all queued before) are applied:
+    /// at once unless one waits for a file's identity. The soak's injector waits on it, so
+    /// that it injects no faster than the hub applies.
+    func apply(_ events: [WatcherMessage], then applied: EventLoopPromise<Void>) {
+        ingest.wait(applied)
+        apply(events)
     }
 
     private func applyQueued() {
@@ -28,6 +37,7 @@ extension Hub {
             ingest.applied()
         }
         appliedBatch()
+        for w in ingest.takeWaiters() { w.succeed() }
     }
 
     /// What was applied goes out: pushes first, then the commit.
@@ -39,17 +49,17 @@ extension Hub {
         scheduleCommit()
     }
 
-    /// Reads these files' identities on the store's thread; the queued events go on once
+    /// Reads these files' identities off the event loop; the queued events go on once
     /// they are back.
     private func lookUp(_ paths: [[UInt8]], covering events: Int) {
         ingest.lookingUp = true
         appliedBatch()
         let files = ports.files
-        storeWork {
+        fileWork {
             paths.map { files.lstat($0)?.identity }
         }.assumeIsolated().whenComplete { result in
             self.ingest.lookingUp = false
-            // The store's thread stopped (the daemon is on its way out): nothing could be read,
+            // The pool stopped (the daemon is on its way out): nothing could be read,
             // as for a file gone.
             let found = (try? result.get()) ?? paths.map { _ in nil }
             self.ingest.read(Dictionary(zip(paths, found), uniquingKeysWith: { a, _ in a }), covering: events)
@@ -61,7 +71,7 @@ extension Hub {
     /// queued events, from `e`, the read is for. For a change, also the paths the changes
     /// queued after it may read (up to SETs that wait for a barrier, which read theirs once
     /// every event before them is applied), so that a burst of changes costs one trip to the
-    /// store's thread. A read serves only the events queued when it was asked for: a later
+    /// file pool. A read serves only the events queued when it was asked for: a later
     /// change to the same file needs a fresh one.
     private func identitiesWanted(before e: WatcherMessage) -> (paths: [[UInt8]], covering: Int) {
         guard !ingest.hasRead else { return ([], 0) }

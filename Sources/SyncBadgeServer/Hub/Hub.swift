@@ -73,12 +73,12 @@ final class Hub {
         set { ports.watcher = newValue }
     }
 
-    init(loop: EventLoop, store: any StateStore, storeRunner: any StoreRunner, files: any FileInspector = DiskFiles(),
-         badges: [Badge], privatePaths: [[UInt8]], timers: Timers = Timers(), clock: any WallClock = SystemWallClock(),
-         logger: Logger) throws {
+    init(loop: EventLoop, store: any StateStore, storeRunner: any StoreRunner, fileRunner: any StoreRunner,
+         files: any FileInspector = DiskFiles(), badges: [Badge], privatePaths: [[UInt8]], timers: Timers = Timers(),
+         clock: any WallClock = SystemWallClock(), logger: Logger) throws {
         self.loop = loop
         self.logger = logger
-        self.ports = Ports(store: store, storeRunner: storeRunner, files: files, clock: clock)
+        self.ports = Ports(store: store, storeRunner: storeRunner, fileRunner: fileRunner, files: files, clock: clock)
         self.outstanding = Outstanding(releases: SyncingReleases(holdMs: timers.restartHoldMs), replies: ActionReplies(timeout: timers.answer))
         self.settings = Settings(epoch: String(UInt32.random(in: 0...UInt32.max), radix: 16).leftPadded(to: 8), privatePaths: privatePaths, badges: badges)
         self.tree = StateTree(lastGen: try store.lastGen())
@@ -87,6 +87,12 @@ final class Hub {
     /// Runs store I/O on the store thread; the result comes back on the event loop.
     func storeWork<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
         ports.storeRunner.run(on: loop, body)
+    }
+
+    /// Runs file-system work (`lstat`, the ignore file) off the event loop; the result comes
+    /// back on it.
+    func fileWork<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
+        ports.fileRunner.run(on: loop, body)
     }
 
     func makeClientID() -> Int {
@@ -140,10 +146,7 @@ final class Hub {
     /// (Backpressure). Every client gets `* ROOT` and `* BADGE`, so a client that never reads
     /// would otherwise hold them all.
     func push(_ line: WireLine, _ what: Backpressure.Push, to id: Clients.ID) {
-        guard let client = clients[id], client.isActive else { return }
-        if case .root = what, !client.wantsRootPushes { return }
-        let backedUp = !client.writable || outbox.heldBytes(id) > Outbox.highWater
-        guard clients[id]?.backpressure.push(what, backedUp: backedUp) == true else { return }
+        guard clients.admit(what, to: id, held: outbox.heldBytes(id)) else { return }
         outbox.write(id, line)
     }
 

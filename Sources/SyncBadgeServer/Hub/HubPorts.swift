@@ -52,9 +52,12 @@ struct DiskFiles: FileInspector {
 /// The hub's edges, as it holds them.
 struct Ports {
     let store: any StateStore
-    /// The one thread that writes to the store; other slow work (file looks, the ignore file)
-    /// runs there too, off the event loop.
+    /// The one thread that writes to the store.
     let storeRunner: any StoreRunner
+    /// Where the file system is looked at and written (identities, a path outside the roots,
+    /// the ignore file), off the event loop and not behind a store commit: a thread of its own
+    /// in the daemon.
+    let fileRunner: any StoreRunner
     let files: any FileInspector
     /// Wall-clock time, for leases.
     let clock: any WallClock

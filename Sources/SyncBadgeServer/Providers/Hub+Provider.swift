@@ -93,7 +93,7 @@ extension Hub {
         var dropped: [(StateTree.NodeID, [UInt8])] = []
         switch tree.set(path, set, identify: { p in
             stated.append(p)
-            // Read on the store's thread before the barrier's SETs were applied (Hub.apply).
+            // Read off the event loop before the barrier's SETs were applied (Hub.apply).
             return ingest.identities[p] ?? nil
         }, applied: { changed.append($0) }, dropping: { dropped.append(($0, $1)) }) {
         case .notFound:

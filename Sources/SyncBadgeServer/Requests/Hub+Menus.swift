@@ -31,7 +31,7 @@ extension Hub {
         outbox.ok(c, req.tag)
         // Every client refreshes its badge cache (1.1, `badge-push`).
         let line = badge.wireLine(tag: "*")
-        for other in clients.all where clients[other]?.role != nil { push(line, .badge(badge.id), to: other) }
+        for other in clients.all where clients.hasSaidHello(other) { push(line, .badge(badge.id), to: other) }
     }
 
     func defineMenu(_ req: WireRequest, _ c: Clients.ID) {
@@ -342,7 +342,7 @@ extension Hub {
             }
         let file = PathBytes.join(sel.root, IgnoreRules.fileName)
         let rootPath = sel.root
-        storeWork {
+        fileWork {
             Self.writeFile(file, updated)
         }.assumeIsolated().whenComplete { result in
             let failure: String?
@@ -363,7 +363,7 @@ extension Hub {
     }
 
     /// Writes a small file in place (no temporary file: its rename would show up as a change).
-    /// Runs on the store's thread.
+    /// Runs off the event loop (`fileWork`).
     static func writeFile(_ path: [UInt8], _ bytes: [UInt8]) -> String? {
         let fd = path.withCString { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644) }
         guard fd >= 0 else { return String(cString: strerror(errno)) }

@@ -14,8 +14,8 @@ extension Hub {
     /// behind a request that waits. False once the client takes no more lines (told `BYE`).
     @discardableResult
     func received(_ line: ByteBuffer, from c: Clients.ID) -> Bool {
-        guard let idle = clients[c].flatMap({ $0.closing ? nil : $0.requests.isIdle }) else { return false }
-        if idle {
+        guard let gate = clients.gate(c) else { return false }
+        if gate.idle {
             process(line, from: c)
         } else {
             clients[c]?.requests.enqueue(line)
@@ -38,8 +38,8 @@ extension Hub {
     }
 
     private func process(_ line: ByteBuffer, from c: Clients.ID) {
-        guard let client = clients[c], client.isActive else { return }
-        if client.role != nil && fastStatus(line, c) { return }
+        guard let gate = clients.gate(c) else { return }
+        if gate.helloed && fastStatus(line, c) { return }
         switch WireParser.parse(line.readableBytesView) {
         case .empty:
             return
@@ -52,7 +52,7 @@ extension Hub {
             // before `handle` returns) resumes the queue itself.
             clients[c]?.requests.waiting = true
             let answered: Bool
-            if request.verb == Verb.set.rawValue && client.role == .provider {
+            if request.verb == Verb.set.rawValue && clients[c]?.role == .provider {
                 // Pipelined SETs share one barrier and one commit.
                 let sets = [request] + (clients[c]?.requests.takeSets() ?? [])
                 answered = handleSets(sets, from: c)
@@ -200,8 +200,8 @@ extension Hub {
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
-    /// `STATUS`. A path outside every root is looked up on disk (its kind), on the store's
-    /// thread: the event loop never waits for the file system. Returns false while it is.
+    /// `STATUS`. A path outside every root is looked up on disk (its kind) off the event loop
+    /// (`fileWork`): the loop never waits for the file system. Returns false while it is.
     func status(_ req: WireRequest, _ c: Clients.ID) -> Bool {
         guard let paths = paths(req, c) else { return true }
         var lines: [WireLine?] = []
@@ -225,7 +225,7 @@ extension Hub {
         }
         let files = ports.files
         let lookups = outside
-        storeWork {
+        fileWork {
             lookups.map { files.lstat($0)?.kind ?? .gone }
         }.assumeIsolated().whenComplete { result in
             guard self.clients.isActive(c) else { return }
@@ -236,7 +236,7 @@ extension Hub {
                 if let l {
                     self.outbox.write(c, l)
                 } else if let p = outsidePaths.next(), let kind = kinds.next() {
-                    self.outbox.write(c, ItemView.outsideLine(head: req.tag, path: p, kind: kind))
+                    self.outbox.write(c, Item.outsideLine(head: req.tag, path: p, kind: kind))
                 }
             }
             self.outbox.ok(c, req.tag)

@@ -354,12 +354,12 @@ extension Hub {
     func pushRoot(_ path: [UInt8]) {
         guard let root = roots[path] else { return }
         let line = rootLine("*", root)
-        for c in clients.all where clients[c]?.role != nil { push(line, .root(path), to: c) }
+        for c in clients.all where clients.hasSaidHello(c) { push(line, .root(path), to: c) }
     }
 
     func pushRootRemoved(_ path: [UInt8]) {
         let line = currentRootLine(path)
-        for c in clients.all where clients[c]?.role != nil { push(line, .root(path), to: c) }
+        for c in clients.all where clients.hasSaidHello(c) { push(line, .root(path), to: c) }
     }
 
     /// `* ROOT` as the root is now: its state, or `removed` once it is no root any more.

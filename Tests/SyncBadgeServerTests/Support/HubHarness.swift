@@ -151,7 +151,7 @@ final class HubHarness {
         self.loop = loop
         self.store = store
         queued = storeRunner as? QueuedStoreRunner
-        hub = try Hub(loop: loop, store: store, storeRunner: storeRunner, files: files,
+        hub = try Hub(loop: loop, store: store, storeRunner: storeRunner, fileRunner: storeRunner, files: files,
                             badges: [], privatePaths: [], clock: LoopWallClock(loop: loop), logger: Logger(label: "hub-tests"))
         hub.watcher = watcher
     }
@@ -162,16 +162,16 @@ final class HubHarness {
     }
 
     /// A connection that has said HELLO.
-    func connect(role: String = "viewer", name: String = "test", hello extra: String = "") throws -> FakeClient {
+    func connect(role: Role = .viewer, name: String = "test", hello extra: String = "") throws -> FakeClient {
         let client = stranger()
-        let answer = try client.request("HELLO proto=1 role=\(role) name=\(name)\(extra)")
+        let answer = try client.request("HELLO proto=1 role=\(role.rawValue) name=\(name)\(extra)")
         guard answer.last?.hasPrefix("OK") == true else { throw HarnessError("HELLO: \(answer)") }
         return client
     }
 
     /// Registers `/r` holding `names` (files), answering the watcher's scan as it would.
     func addRoot(_ root: String = "/r", files names: [String]) throws {
-        let admin = try connect(role: "admin")
+        let admin = try connect(role: .admin)
         let tag = admin.send("ADD-ROOT \(root)")
         guard let token = watcher.lastAddRootToken else { throw HarnessError("no scan asked for") }
         var scan = ScanTree()
