@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import SyncBadgeCore
 
 /// docs/ARCHITECTURE.md names files and types in backticks; this keeps those names true.
 ///
@@ -16,7 +17,15 @@ import Testing
 ///   (directories of `Sources/` and `Tests/`), files at the top (`Makefile`) and the types of
 ///   other modules (`externalTypes`) pass.
 ///
-/// Fenced code blocks are skipped: the diagrams there are pictures, not references.
+/// - The picture's source, docs/dataflow.dot: every node whose id is named like a type is
+///   declared, and docs/images/dataflow.svg has the same nodes and edges (`make diagrams`).
+/// - A number quoted beside a backticked name ("`StateTree.Node`, 56 bytes", "`EventInbox.slice`
+///   (2,048)", "`Hub`, 13 stored properties", DocNumbers.swift) is the code's: the core's
+///   here, the server's in SyncBadgeServerTests' ArchitectureNumbersTests, the watcher's in
+///   SyncBadgeWatcherTests' ArchitectureWatcherNumbersTests; a number beside a type name that
+///   none of them checks fails here.
+///
+/// Fenced code blocks are skipped by the name checks: the diagrams there are pictures, not references.
 @Suite struct ArchitectureDocTests {
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -64,6 +73,115 @@ import Testing
         let types = tokens.filter { !ArchitectureDocCheck.isPathToken($0) && ArchitectureDocCheck.isTypeToken($0) }
         #expect(check.undeclaredTypes(types).map(\.token) == ["HubShell", "Hub.applyEverything"])
     }
+
+    // MARK: The picture
+
+    /// docs/dataflow.dot: every node named like a type is a type of the code.
+    @Test func everyTypeInThePictureIsDeclared() throws {
+        let check = try ArchitectureDocCheck(repository: Self.repository.path)
+        let dot = try String(contentsOfFile: Self.repository.appendingPathComponent("docs/dataflow.dot").path, encoding: .utf8)
+        let types = ArchitectureDocCheck.dotNodes(dot).filter(ArchitectureDocCheck.isTypeToken)
+        #expect(types.count >= 10, "only \(types.count) type names found in docs/dataflow.dot")
+        for problem in check.undeclaredTypes(types) {
+            Issue.record(Comment(rawValue: "docs/dataflow.dot has a node `\(problem.token)`, but \(problem.reason)"))
+        }
+    }
+
+    /// docs/images/dataflow.svg was rendered from docs/dataflow.dot as it is (`make diagrams`):
+    /// the same nodes and edges.
+    @Test func thePictureIsRenderedFromItsSource() throws {
+        let dot = try String(contentsOfFile: Self.repository.appendingPathComponent("docs/dataflow.dot").path, encoding: .utf8)
+        let svg = try String(contentsOfFile: Self.repository.appendingPathComponent("docs/images/dataflow.svg").path, encoding: .utf8)
+        let drawn = ArchitectureDocCheck.svgTitles(svg)
+        #expect(drawn.nodes == Set(ArchitectureDocCheck.dotNodes(dot)), "docs/images/dataflow.svg is older than docs/dataflow.dot: run make diagrams")
+        #expect(drawn.edges == ArchitectureDocCheck.dotEdges(dot), "docs/images/dataflow.svg is older than docs/dataflow.dot: run make diagrams")
+        let doc = try String(contentsOfFile: Self.repository.appendingPathComponent("docs/ARCHITECTURE.md").path, encoding: .utf8)
+        #expect(doc.contains("](images/dataflow.svg)"), "docs/ARCHITECTURE.md does not show the picture")
+    }
+
+    /// The picture's nodes and edges as read from DOT source, and from an SVG Graphviz wrote.
+    @Test func thePictureChecksCanFail() throws {
+        let check = try ArchitectureDocCheck(repository: Self.repository.path)
+        let dot = """
+            // A comment naming `Nowhere` is no node.
+            digraph d {
+                graph [rankdir=LR];
+                subgraph cluster_a { label="a thread"; StateTree [label="StateTree\\n(the tree)"]; Nowhere; }
+                kernel -> StateTree [label="Nope -> Neither"];
+                StateTree -> Hub; Hub -> kernel;
+            }
+            """
+        #expect(ArchitectureDocCheck.dotNodes(dot) == ["StateTree", "Nowhere", "kernel", "Hub"])
+        #expect(ArchitectureDocCheck.dotEdges(dot) == ["kernel->StateTree", "StateTree->Hub", "Hub->kernel"])
+        let types = ArchitectureDocCheck.dotNodes(dot).filter(ArchitectureDocCheck.isTypeToken)
+        #expect(check.undeclaredTypes(types).map(\.token) == ["Nowhere"])
+        let svg = """
+            <g id="node1" class="node">
+            <title>kernel</title>
+            </g>
+            <g id="edge1" class="edge">
+            <title>kernel&#45;&gt;StateTree</title>
+            </g>
+            """
+        let drawn = ArchitectureDocCheck.svgTitles(svg)
+        #expect(drawn.nodes == ["kernel"])
+        #expect(drawn.edges == ["kernel->StateTree"])
+    }
+
+    // MARK: The numbers
+
+    /// The numbers the doc quotes beside a SyncBadgeCore name are the code's; every number
+    /// quoted beside a name is checked here or in SyncBadgeServerTests' ArchitectureNumbersTests.
+    @Test func theNumbersItQuotesAreTheCodes() throws {
+        let doc = try String(contentsOfFile: Self.repository.appendingPathComponent("docs/ARCHITECTURE.md").path, encoding: .utf8)
+        let expected: [DocNumbers.Expected] = [
+            .init("StateTree.Node", MemoryLayout<StateTree.Node>.stride, .bytes),
+            .init("StateTree", Mirror(reflecting: StateTree()).children.count, .storedProperties),
+            .init("StateModelTests", StateModelTests.episodes * StateModelTests.stepsPerEpisode, .count),
+        ]
+        #expect(Set(expected.map(\.name)) == DocNumbers.checkedInCore)
+        for problem in DocNumbers.problems(in: doc, expected: expected) {
+            Issue.record(Comment(rawValue: "docs/ARCHITECTURE.md: \(problem)"))
+        }
+        let checked = DocNumbers.checkedInCore.union(DocNumbers.checkedInServer).union(DocNumbers.checkedInWatcher)
+        for quote in DocNumbers.quotes(in: doc) where ArchitectureDocCheck.isTypeToken(quote.name) && !checked.contains(quote.name) {
+            Issue.record(Comment(rawValue: "docs/ARCHITECTURE.md quotes `\(quote.name)` as \(quote.value) \(quote.unit.rawValue), which no test checks: add it to DocNumbers.checkedInCore, checkedInServer or checkedInWatcher and to its test"))
+        }
+    }
+
+    /// The reading of quotes can fail: a wrong number, a wrong unit and a name quoted with no
+    /// number are each reported.
+    @Test func theNumberChecksCanFail() {
+        let sample = """
+            Nodes (`StateTree.Node`, 80 bytes) sit in one array; `Session.outputHighWater` (1 MiB,
+            low mark 256 KiB); `SetPipeline.firstRetry` (250 ms) doubling to
+            `SetPipeline.longestRetry` (30 s); the `ActionReplies.defaultTimeout` (10-second
+            deadline); `EventInbox.slice` (2,048) messages; `Hub` (24 stored properties);
+            `StateTree` holds the tree, and `Store.entries` (pushes) has no number; `Outbox`, 3 stored
+            properties.
+            """
+        #expect(DocNumbers.quotes(in: sample) == [
+            .init(name: "StateTree.Node", value: 80, unit: .bytes),
+            .init(name: "Session.outputHighWater", value: 1 << 20, unit: .bytes),
+            .init(name: "SetPipeline.firstRetry", value: 250, unit: .milliseconds),
+            .init(name: "SetPipeline.longestRetry", value: 30_000, unit: .milliseconds),
+            .init(name: "ActionReplies.defaultTimeout", value: 10_000, unit: .milliseconds),
+            .init(name: "EventInbox.slice", value: 2048, unit: .count),
+            .init(name: "Hub", value: 24, unit: .storedProperties),
+            .init(name: "Outbox", value: 3, unit: .storedProperties),
+        ])
+        let problems = DocNumbers.problems(in: sample, expected: [
+            .init("StateTree.Node", 56, .bytes),
+            .init("SetPipeline.firstRetry", 250, .milliseconds),
+            .init("EventInbox.slice", 2048, .bytes),
+            .init("StateTree", 12, .storedProperties),
+        ])
+        #expect(problems == [
+            "`StateTree.Node` is quoted as 80 bytes; the code says 56 bytes",
+            "`EventInbox.slice` is quoted as 2048 count; the code says 2048 bytes",
+            "`StateTree` is quoted with no number (expected 12 stored properties)",
+        ])
+    }
 }
 
 /// The reading and the lookups behind ArchitectureDocTests, without Swift Testing.
@@ -74,7 +192,7 @@ struct ArchitectureDocCheck {
         // Swift and Foundation
         "Array", "Bool", "ContinuousClock", "Data", "Date", "Dictionary", "Duration", "Equatable",
         "FileManager", "Foundation", "FoundationEssentials", "Glibc", "Hashable", "Hasher", "Int",
-        "Int32", "Int64", "Never", "Process", "Result", "Sendable", "Set", "String", "Thread",
+        "Int32", "Int64", "MemoryLayout", "Mirror", "Never", "Process", "Result", "Sendable", "Set", "String", "Thread",
         "UInt8", "UInt32", "UInt64", "URL",
         // libdispatch, Synchronization, Swift Testing
         "Dispatch", "DispatchQueue", "DispatchSemaphore", "Synchronization", "Mutex", "Atomic",
@@ -193,6 +311,74 @@ struct ArchitectureDocCheck {
                   member.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else { return false }
         }
         return true
+    }
+
+    // MARK: The picture's source and its rendering
+
+    /// DOT source without its comments, quoted strings and attribute lists.
+    static func dotStatements(_ dot: String) -> [Substring] {
+        var plain = ""
+        var inString = false, inAttributes = false, escaped = false
+        for line in dot.split(separator: "\n", omittingEmptySubsequences: false) {
+            let trimmed = line.drop(while: { $0 == " " || $0 == "\t" })
+            if trimmed.hasPrefix("//") || trimmed.hasPrefix("#") { continue }
+            for ch in line {
+                if inString {
+                    if escaped { escaped = false } else if ch == "\\" { escaped = true } else if ch == "\"" { inString = false }
+                    continue
+                }
+                if ch == "\"" { inString = true; continue }
+                if inAttributes { if ch == "]" { inAttributes = false }; continue }
+                if ch == "[" { inAttributes = true; continue }
+                plain.append(ch)
+            }
+            plain.append("\n")
+        }
+        return plain.split(whereSeparator: { $0 == ";" || $0 == "\n" || $0 == "{" || $0 == "}" })
+    }
+
+    /// The node ids of a DOT graph, in the order first met: each id of a statement that is a
+    /// node or an edge chain (`a -> b -> c`), not `graph`, `node`, `edge`, `subgraph x` or `k=v`.
+    static func dotNodes(_ dot: String) -> [String] {
+        var out: [String] = []
+        for statement in dotStatements(dot) {
+            for id in dotIDs(statement) where !out.contains(id) { out.append(id) }
+        }
+        return out
+    }
+
+    /// Its edges as `a->b`, each hop of a chain once.
+    static func dotEdges(_ dot: String) -> Set<String> {
+        var out = Set<String>()
+        for statement in dotStatements(dot) {
+            let ids = dotIDs(statement)
+            for (a, b) in zip(ids, ids.dropFirst()) { out.insert(a + "->" + b) }
+        }
+        return out
+    }
+
+    private static func dotIDs(_ statement: Substring) -> [String] {
+        if statement.contains("=") { return [] }
+        let ids = statement.components(separatedBy: "->").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let first = ids.first, !first.isEmpty else { return [] }
+        if ids.count == 1 && (first.contains(" ") || ["graph", "node", "edge", "digraph", "subgraph"].contains(first)) { return [] }
+        return ids.filter { !$0.isEmpty && !$0.contains(" ") }
+    }
+
+    /// The nodes and edges Graphviz drew: each `<g class="node">`'s and `<g class="edge">`'s `<title>`.
+    static func svgTitles(_ svg: String) -> (nodes: Set<String>, edges: Set<String>) {
+        var nodes = Set<String>(), edges = Set<String>()
+        let lines = svg.split(separator: "\n").map(String.init)
+        for (i, line) in lines.enumerated() where i + 1 < lines.count {
+            let isNode = line.contains("class=\"node\""), isEdge = line.contains("class=\"edge\"")
+            guard isNode || isEdge, let start = lines[i + 1].range(of: "<title>"),
+                  let end = lines[i + 1].range(of: "</title>") else { continue }
+            let title = String(lines[i + 1][start.upperBound..<end.lowerBound])
+                .replacingOccurrences(of: "&#45;", with: "-").replacingOccurrences(of: "&gt;", with: ">")
+                .replacingOccurrences(of: "&amp;", with: "&")
+            if isNode { nodes.insert(title) } else { edges.insert(title) }
+        }
+        return (nodes, edges)
     }
 
     // MARK: Paths

@@ -1,0 +1,1 @@
+../SyncBadgeCoreTests/DocNumbers.swift
