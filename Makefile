@@ -163,7 +163,7 @@ FUZZ_DIR = $(SCRATCH)/fuzz
 fuzz:
 	mkdir -p $(FUZZ_DIR)/corpus
 	swiftc -O -sanitize=$(SANITIZERS) -parse-as-library -module-name SyncBadgeFuzz \
-	  Sources/SyncBadgeProtocol/*.swift Sources/SyncBadgeCore/*.swift Fuzz/FuzzChecks.swift Fuzz/FuzzMain.swift -o $(FUZZ_DIR)/fuzz-codec
+	  $$(find Sources/SyncBadgeProtocol Sources/SyncBadgeCore -name "*.swift" | sort) Fuzz/FuzzChecks.swift Fuzz/FuzzMain.swift -o $(FUZZ_DIR)/fuzz-codec
 	$(FUZZ_DIR)/fuzz-codec -max_total_time=$(SECONDS) -runs=$(RUNS) $(FUZZ_ARGS) -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/ \
 	  $(FUZZ_DIR)/corpus Fuzz/corpus
 
