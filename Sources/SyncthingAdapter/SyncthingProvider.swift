@@ -370,7 +370,14 @@ public final class SyncthingProvider {
                 for (f, name) in located { try await api.scan(folder: f.id, sub: name.isEmpty ? nil : name) }
                 return ("Syncthing rescans \(located.count == 1 ? "it" : "\(located.count) paths") now", false)
             case "syncthing.keep-this", "syncthing.keep-other":
-                for (f, name) in located { try resolve(f, name, keepSelected: id == "syncthing.keep-this") }
+                for (f, name) in located {
+                    try resolve(f, name, keepSelected: id == "syncthing.keep-this")
+                    // Syncthing would see the rename or removal only when its watcher's delay
+                    // runs out: a scan of the directory now lets the badges settle while the
+                    // user who chose is still looking.
+                    let dir = (name as NSString).deletingLastPathComponent
+                    try await api.scan(folder: f.id, sub: dir.isEmpty ? nil : dir)
+                }
                 return (id == "syncthing.keep-this" ? "Kept this copy" : "Kept the other copy", false)
             case "syncthing.pause", "syncthing.resume":
                 let pause = id == "syncthing.pause"
