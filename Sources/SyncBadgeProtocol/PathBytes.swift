@@ -1,6 +1,10 @@
 /// Absolute file paths as raw bytes: Linux names are any bytes but `/` and NUL, not text.
 public enum PathBytes {
-    public static let slash = UInt8(ascii: "/")
+    // Inlinable, not a stored `static let`: other modules reach a stored one through an
+    // addressor call, and the state tree's lookup made one per path component, which also
+    // made it retain the arrays it was reading around each call (two retains and releases
+    // a pipelined STATUS line; PERFORMANCE.md, "Session 13").
+    @inlinable public static var slash: UInt8 { UInt8(ascii: "/") }
 
     /// True for an absolute, normalised path: no empty, `.` or `..` component and no trailing
     /// `/` other than the root itself (PROTOCOL.md, `bad-path`).

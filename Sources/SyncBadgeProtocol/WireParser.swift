@@ -2,7 +2,7 @@
 public enum WireParser {
     // Inlinable, as `isTag` and `isID`: the daemon's STATUS path checks every request's tag,
     // and a generic call across the module boundary cost it a metadata lookup each time.
-    @usableFromInline
+    @inlinable
     static func isTagByte(_ b: UInt8) -> Bool {
         switch b {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
