@@ -170,7 +170,7 @@ public final class Daemon {
                         return
                     }
                     let e = engine.value
-                    let session = Session(hub: e, id: e.makeClientID(), peerPID: cred.pid)
+                    let session = Session(hub: e, peerPID: cred.pid)
                     try channel.pipeline.syncOperations.addHandler(session)
                 }
             }

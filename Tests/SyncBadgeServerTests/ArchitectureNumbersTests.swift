@@ -28,7 +28,7 @@ import SyncBadgeCore
     @Test func theServerNumbersItQuotesAreTheCodes() throws {
         let doc = try String(contentsOfFile: Self.repository.appendingPathComponent("docs/ARCHITECTURE.md").path, encoding: .utf8)
         let harness = try HubHarness()
-        let session = Session(hub: harness.hub, id: 1, peerPID: 1)
+        let session = Session(hub: harness.hub, peerPID: 1)
         let expected: [DocNumbers.Expected] = [
             .init("EventInbox.slice", EventInbox.slice, .count),
             .init("Outbox.highWater", Outbox.highWater, .bytes),

@@ -68,9 +68,7 @@ import SyncBadgeCore
 @Suite struct ClientsTests {
     @Test func aClosedClientFollowsAndObservesNothing() {
         var c = Clients()
-        let a = c.makeID(), b = c.makeID()
-        c.opened(a, peerPID: 10)
-        c.opened(b, peerPID: 11)
+        let a = c.opened(peerPID: 10), b = c.opened(peerPID: 11)
         #expect(c[a]?.name == "pid-10" && c.all == [a, b] && c.count == 2)
         c.subscribe(a, to: [1])
         c.subscribe(b, to: [1])
@@ -82,6 +80,31 @@ import SyncBadgeCore
         #expect(c.closed(a) == nil)
         c.rootRemoved([1])
         #expect(c.subscribers.isEmpty && c[b]?.subscriptions == [])
+    }
+
+    /// A slot is reused by the next client, under a new id: what is said to the old id finds
+    /// nobody, and the slots are as many as the clients connected at once.
+    @Test func aClosedClientsIdNeverFindsTheNextClientInItsSlot() {
+        var c = Clients()
+        var o = Outbox()
+        let a = c.opened(peerPID: 10)
+        o.open(a)
+        #expect(c.closed(a) != nil)
+        o.closed(a)
+        let b = c.opened(peerPID: 11)
+        o.open(b)
+        #expect(ClientSlot.index(of: b) == ClientSlot.index(of: a) && b != a)
+        #expect(c[a] == nil && c.gate(a) == nil && !c.isActive(a) && c.closed(a) == nil)
+        #expect(c[b]?.name == "pid-11" && c.count == 1 && c.all == [b])
+        o.ok(a, "old")
+        #expect(!o.hasReady && o.heldBytes(b) == 0)
+        o.ok(b, "new")
+        #expect(o.take(a).chunk == nil && o.heldBytes(b) == 7)
+        // Setting a field of a gone client's id changes nothing.
+        c[a]?.name = "x"
+        #expect(c[b]?.name == "pid-11")
+        let d = c.opened(peerPID: 12)
+        #expect(ClientSlot.index(of: d) != ClientSlot.index(of: b) && c.count == 2)
     }
 
     @Test func requestsQueueBehindOneThatWaits() {

@@ -14,7 +14,7 @@ import SyncBadgeCore
         private var received = ReceivedLines()
 
         init(_ h: HubHarness) {
-            let session = Session(hub: h.hub, id: h.hub.makeClientID(), peerPID: 1)
+            let session = Session(hub: h.hub, peerPID: 1)
             channel = EmbeddedChannel(handler: session, loop: h.loop)
         }
 

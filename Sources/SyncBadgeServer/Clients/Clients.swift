@@ -28,11 +28,17 @@ struct Clients {
         var isActive: Bool { !closing }
     }
 
-    private var clients: [ID: Client] = [:]
+    /// Each client in its slot (ClientSlot): `id` is 0 in a free slot.
+    private struct Slot {
+        var id = 0
+        var client: Client?
+    }
+
+    private var slots: [Slot] = []
+    private var freeSlots: [Int] = []
     /// Every client, oldest first: what a push to all goes through. An array apart from the
-    /// dictionary, so that a push changing a client does not copy the dictionary being walked.
+    /// slots, so that a push changing a client does not copy the array being walked.
     private(set) var all: [ID] = []
-    private var nextID = 1
     /// Who observes which directory.
     var observers = ObserverIndex()
     /// Root path → clients subscribed to its change feed.
@@ -40,30 +46,48 @@ struct Clients {
     /// The providers' toolbar items, and which changes are pushed.
     var toolbars = ToolbarSet()
 
-    var count: Int { clients.count }
+    private(set) var count = 0
+    /// Counts the clients opened (in 1...Int32.max, then again from 1): a slot's next client
+    /// never gets the id of the one before, and no id is 0, a free slot's mark.
+    private var generation = 0
 
-    /// In place (`_modify`), so that changing a client's sets does not copy them.
+    /// The slot of a connected client.
+    private func slot(_ id: ID) -> Int? {
+        let i = ClientSlot.index(of: id)
+        return i < slots.count && slots[i].id == id ? i : nil
+    }
+
+    /// In place (`_modify`), so that changing a client's sets does not copy them. A client is
+    /// added by `opened` and removed by `closed` only: setting one nil here traps.
     subscript(id: ID) -> Client? {
-        get { clients[id] }
-        _modify { yield &clients[id] }
+        get { slot(id).flatMap { slots[$0].client } }
+        _modify {
+            if let i = slot(id) {
+                yield &slots[i].client
+                if slots[i].client == nil { preconditionFailure("a client is removed by closed(_:)") }
+            } else {
+                var none: Client?
+                yield &none
+            }
+        }
     }
 
     /// Connected and not being closed. Mutating only to reach the client in place (see below).
     mutating func isActive(_ id: ID) -> Bool {
-        guard let i = clients.index(forKey: id) else { return false }
-        return Self.isActive(&clients.values[i])
+        guard let i = slot(id) else { return false }
+        return Self.isActive(&slots[i].client!)
     }
 
     private static func isActive(_ c: inout Client) -> Bool { !c.closing }
 
-    // The hot paths below reach a client in place (through `_modify`): a plain read of
-    // `clients[id]` copies the whole struct, a retain and a release for each of its sets.
+    // The hot paths below reach a client in place: a plain read of `self[id]` copies the whole
+    // struct, a retain and a release for each of its sets.
 
     /// A push is due for the client: whether it goes out now, or is dropped and remembered for
     /// the catch-up (Backpressure), given the bytes its connection holds unwritten.
     mutating func admit(_ what: Backpressure.Push, to id: ID, held: Int) -> Bool {
-        guard let i = clients.index(forKey: id) else { return false }
-        return Self.admit(&clients.values[i], what, held: held)
+        guard let i = slot(id) else { return false }
+        return Self.admit(&slots[i].client!, what, held: held)
     }
 
     private static func admit(_ c: inout Client, _ what: Backpressure.Push, held: Int) -> Bool {
@@ -75,8 +99,8 @@ struct Clients {
     /// What a line from the client meets: nil once it takes no more lines; else whether it
     /// said HELLO, and whether the line can be answered at once (nothing waits before it).
     mutating func gate(_ id: ID) -> (helloed: Bool, idle: Bool)? {
-        guard let i = clients.index(forKey: id) else { return nil }
-        return Self.gate(&clients.values[i])
+        guard let i = slot(id) else { return nil }
+        return Self.gate(&slots[i].client!)
     }
 
     private static func gate(_ c: inout Client) -> (helloed: Bool, idle: Bool)? {
@@ -88,20 +112,30 @@ struct Clients {
         gate(id)?.helloed ?? false
     }
 
-    mutating func makeID() -> ID {
-        defer { nextID += 1 }
-        return nextID
-    }
-
-    /// A connection opened; it is named after its process until `HELLO name=`.
-    mutating func opened(_ id: ID, peerPID: Int32) {
-        clients[id] = Client(name: "pid-\(peerPID)")
+    /// A connection opened: its id, in a free slot. It is named after its process until
+    /// `HELLO name=`.
+    mutating func opened(peerPID: Int32) -> ID {
+        let i: Int
+        if let free = freeSlots.popLast() {
+            i = free
+        } else {
+            i = slots.count
+            slots.append(Slot())
+        }
+        generation = generation % Int(Int32.max) + 1
+        let id = ClientSlot.id(slot: i, generation: generation)
+        slots[i] = Slot(id: id, client: Client(name: "pid-\(peerPID)"))
+        count += 1
         all.append(id)
+        return id
     }
 
     /// The connection closed: it observes and follows nothing any more. Returns what it was.
     mutating func closed(_ id: ID) -> Client? {
-        guard let client = clients.removeValue(forKey: id) else { return nil }
+        guard let i = slot(id), let client = slots[i].client else { return nil }
+        slots[i] = Slot()
+        freeSlots.append(i)
+        count -= 1
         all.removeAll { $0 == id }
         observers.closed(id)
         for root in client.subscriptions {
@@ -113,14 +147,14 @@ struct Clients {
 
     /// `SUBSCRIBE-CHANGES`.
     mutating func subscribe(_ id: ID, to root: [UInt8]) {
-        guard clients[id] != nil else { return }
-        clients[id]?.subscriptions.insert(root)
+        guard self[id] != nil else { return }
+        self[id]?.subscriptions.insert(root)
         subscribers[root, default: []].insert(id)
     }
 
     /// The root is no root any more: nobody follows its feed.
     mutating func rootRemoved(_ root: [UInt8]) {
         guard let subs = subscribers.removeValue(forKey: root) else { return }
-        for id in subs { clients[id]?.subscriptions.remove(root) }
+        for id in subs { self[id]?.subscriptions.remove(root) }
     }
 }

@@ -95,17 +95,14 @@ final class Hub {
         ports.fileRunner.run(on: loop, body)
     }
 
-    func makeClientID() -> Int {
-        clients.makeID()
-    }
-
     // MARK: Clients and their output
 
-    /// A connection opened: its output goes to `connection`.
-    func opened(_ id: Clients.ID, peerPID: Int32, connection: any ClientConnection) {
-        clients.opened(id, peerPID: peerPID)
+    /// A connection opened: its output goes to `connection`. Returns its client id.
+    func opened(peerPID: Int32, connection: any ClientConnection) -> Clients.ID {
+        let id = clients.opened(peerPID: peerPID)
         outbox.open(id)
         delivery.connections[id] = connection
+        return id
     }
 
     func closed(_ id: Clients.ID) {
@@ -279,9 +276,7 @@ struct Settings {
 /// Buffers of answers built in place, kept between requests so that the hot paths allocate
 /// nothing once they have grown.
 struct Scratch {
-    /// `fastStatus`'s.
-    var plainStatus = PlainStatus()
-    /// `LIST` and `OBSERVE`'s listings.
+    /// `LIST` and `OBSERVE`'s listings (a plain `STATUS` is answered in the outbox's).
     var listOut: [UInt8] = []
 }
 

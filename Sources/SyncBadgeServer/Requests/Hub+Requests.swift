@@ -20,7 +20,7 @@ extension Hub {
             return true
         }
         // A plain STATUS, answered in place, never ends its client: the hot path of a
-        // pipelined STATUS looks the client up once.
+        // pipelined STATUS asks the registry once (by index, ClientSlot).
         if gate.helloed && fastStatus(line, c) { return true }
         process(line, from: c, helloed: false)
         return clients.isActive(c)

@@ -15,13 +15,13 @@ struct PlainStatus {
 
     private var line: [UInt8] = []
     private var found: [(id: StateTree.NodeID, start: Int, end: Int, ascii: Bool)] = []
-    private var out: [UInt8] = []
+    private(set) var answered: [UInt8] = []
 
-    /// True when `request` (a line without its LF) was a plain `STATUS`, whose answer went to
-    /// `write`. One method for the whole request: the hub, a class, then checks its access
-    /// to these buffers and to the tree once per request rather than once per use
-    /// (swift_beginAccess was a tenth of the time).
-    mutating func answer(_ request: ByteBuffer, tree: inout StateTree, write: ([UInt8]) -> Void) -> Bool {
+    /// True when `request` (a line without its LF) was a plain `STATUS`, whose answer is then
+    /// in `answered` until the next request. One method for the whole request: the hub, a
+    /// class, then checks its access to these buffers and to the tree once per request rather
+    /// than once per use (swift_beginAccess was a tenth of the time).
+    mutating func answer(_ request: ByteBuffer, tree: inout StateTree) -> Bool {
         // `<tag> STATUS /…`: cheap checks before any copy, on the bytes in place (each use of
         // a ByteBufferView checks its access to the buffer's storage).
         let tagEnd: Int? = request.withUnsafeReadableBytes { raw in
@@ -35,23 +35,26 @@ struct PlainStatus {
         }
         guard let tagEnd else { return false }
         guard WireParser.isTag(line[..<tagEnd]) else { return false }
-        out.removeAll(keepingCapacity: true)
+        answered.removeAll(keepingCapacity: true)
         guard tree.appendPlainStatus(line[...], tag: 0..<tagEnd, fieldsFrom: tagEnd + Self.verb.count,
-                                     found: &found, into: &out) else { return false }
-        out.append(contentsOf: line[..<tagEnd])
-        out.append(contentsOf: Self.ok)
-        write(out)
-        // A line of thousands of paths does not keep its buffers for the daemon's life.
-        if out.capacity > 1 << 16 || line.capacity > 1 << 16 {
+                                     found: &found, into: &answered) else { return false }
+        answered.append(contentsOf: line[..<tagEnd])
+        answered.append(contentsOf: Self.ok)
+        return true
+    }
+
+    /// Once the answer is written: a line of thousands of paths does not keep its buffers for
+    /// the daemon's life.
+    mutating func trim() {
+        if answered.capacity > 1 << 16 || line.capacity > 1 << 16 {
             self = PlainStatus()
         }
-        return true
     }
 }
 
 extension Hub {
     /// True when the line was answered here.
     func fastStatus(_ buffer: ByteBuffer, _ c: Clients.ID) -> Bool {
-        scratch.plainStatus.answer(buffer, tree: &tree) { outbox.writeLines(c, $0) }
+        outbox.answerPlainStatus(buffer, for: c, tree: &tree)
     }
 }

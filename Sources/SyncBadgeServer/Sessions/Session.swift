@@ -13,15 +13,15 @@ final class Session: ChannelInboundHandler, ClientConnection {
     static let outputHighWater = Outbox.highWater
 
     let hub: Hub
-    let id: Int
+    /// Given by the hub once the handler is added.
+    private(set) var id = 0
     let peerPID: Int32
     private var context: ChannelHandlerContext?
     private var reader = LineReader()
     private var isClosing = false
 
-    init(hub: Hub, id: Int, peerPID: Int32) {
+    init(hub: Hub, peerPID: Int32) {
         self.hub = hub
-        self.id = id
         self.peerPID = peerPID
     }
 
@@ -29,7 +29,7 @@ final class Session: ChannelInboundHandler, ClientConnection {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        hub.opened(id, peerPID: peerPID, connection: self)
+        id = hub.opened(peerPID: peerPID, connection: self)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

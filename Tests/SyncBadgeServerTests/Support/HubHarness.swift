@@ -247,7 +247,7 @@ struct ReceivedLines {
 /// same LineReader), and the hub's output comes back here as the outbox hands it out.
 final class FakeClient: ClientConnection {
     let hub: Hub
-    let id: Int
+    private(set) var id: Int
     let loop: EmbeddedEventLoop
     private var reader = LineReader()
     private var received = ReceivedLines()
@@ -258,8 +258,8 @@ final class FakeClient: ClientConnection {
     init(hub: Hub, loop: EmbeddedEventLoop) {
         self.hub = hub
         self.loop = loop
-        id = hub.makeClientID()
-        hub.opened(id, peerPID: 1, connection: self)
+        id = 0
+        id = hub.opened(peerPID: 1, connection: self)
     }
 
     // MARK: The hub's side (ClientConnection)
