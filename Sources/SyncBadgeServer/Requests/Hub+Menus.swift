@@ -21,11 +21,8 @@ extension Hub {
             outbox.error(c, req.tag, "bad-request", message: Array("label, glyph, ascii and color are required".utf8))
             return
         }
+        guard imageIsValid(req, c) else { return }
         let image = req.options["image"]
-        if let image, !PathBytes.isNormalizedAbsolute(image) {
-            outbox.error(c, req.tag, "bad-path", message: image)
-            return
-        }
         let badge = Badge(id: String(decoding: id, as: UTF8.self), label: label, glyph: glyph, ascii: ascii, color: color, image: image)
         if let i = settings.badges.firstIndex(where: { $0.id == badge.id }) { settings.badges[i] = badge } else { settings.badges.append(badge) }
         outbox.ok(c, req.tag)
@@ -58,16 +55,21 @@ extension Hub {
         outbox.ok(c, req.tag)
     }
 
+    /// A badge's or toolbar item's `image=`, if any, is an absolute normalised path; else
+    /// `ERR bad-path` is sent.
+    private func imageIsValid(_ req: WireRequest, _ c: Clients.ID) -> Bool {
+        guard let image = req.options["image"], !PathBytes.isNormalizedAbsolute(image) else { return true }
+        outbox.error(c, req.tag, "bad-path", message: image)
+        return false
+    }
+
     func defineToolbar(_ req: WireRequest, _ c: Clients.ID) {
         guard let name = req.option("name"), let tooltip = req.option("tooltip"), !name.isEmpty else {
             outbox.error(c, req.tag, "bad-request", message: Array("usage: DEFINE-TOOLBAR name=<text> tooltip=<text> [image=<path>]".utf8))
             return
         }
+        guard imageIsValid(req, c) else { return }
         let image = req.options["image"]
-        if let image, !PathBytes.isNormalizedAbsolute(image) {
-            outbox.error(c, req.tag, "bad-path", message: image)
-            return
-        }
         let push = clients.toolbars.defined(c, provider: clients[c]?.name ?? "", item: ToolbarItem(name: name, tooltip: tooltip, image: image))
         outbox.ok(c, req.tag)
         if let push { pushToolbar(push) }
