@@ -76,9 +76,17 @@ public enum PathBytes {
         return path[(base.count + 1)...].split(separator: slash, omittingEmptySubsequences: true)
     }
 
+    /// True when `path` is `base` or lies below it: `relativeComponents(path, under: base) != nil`
+    /// without splitting the components out (the daemon asks it of every root for a path).
+    public static func isAtOrBelow(_ path: [UInt8], _ base: [UInt8]) -> Bool {
+        if base.count == 1 && base[0] == slash { return true }
+        if path.count == base.count { return path == base }
+        return path.count > base.count && path[base.count] == slash && path.starts(with: base)
+    }
+
     /// True when `a` is `b`, or one lies below the other.
     public static func overlaps(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        relativeComponents(a, under: b) != nil || relativeComponents(b, under: a) != nil
+        isAtOrBelow(a, b) || isAtOrBelow(b, a)
     }
 
     // Inlinable: the state tree (in Core) builds paths with it, and a generic call across the

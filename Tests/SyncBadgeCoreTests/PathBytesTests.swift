@@ -37,6 +37,15 @@ import Testing
         #expect(rel("/b/a", "/a") == nil)
     }
 
+    @Test func isAtOrBelowAgreesWithRelativeComponents() {
+        let paths = ["/", "/a", "/ab", "/a/b", "/a/bc", "/a/b/c", "/b/a", "/x/y"]
+        for p in paths {
+            for base in paths {
+                #expect(PathBytes.isAtOrBelow(b(p), b(base)) == (PathBytes.relativeComponents(b(p), under: b(base)) != nil), "\(p) under \(base)")
+            }
+        }
+    }
+
     @Test func overlaps() {
         #expect(PathBytes.overlaps(b("/a"), b("/a")))
         #expect(PathBytes.overlaps(b("/a"), b("/a/b")))

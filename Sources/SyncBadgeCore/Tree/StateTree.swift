@@ -111,25 +111,17 @@ public struct StateTree: Sendable {
 
     /// The root containing `path`, if any.
     public func root(containing path: [UInt8]) -> Root? {
-        roots.first { PathBytes.relativeComponents(path, under: $0.path) != nil }
+        roots.first { PathBytes.isAtOrBelow(path, $0.path) }
     }
 
     public func root(at path: [UInt8]) -> Root? {
         roots.first { $0.path == path }
     }
 
-    /// The node at `path`, tombstones included.
+    /// The node at `path`, tombstones included. The same walk as `find(slice:)`, with no array
+    /// of components: the daemon looks paths up several times per watcher event.
     public func find(_ path: [UInt8]) -> NodeID? {
-        for root in roots {
-            guard let rel = PathBytes.relativeComponents(path, under: root.path) else { continue }
-            var id = root.node
-            for c in rel {
-                guard let child = child(id, c) else { return nil }
-                id = child
-            }
-            return id
-        }
-        return nil
+        find(slice: path[...])
     }
 
     public func record(_ id: NodeID) -> EntryRecord { nodes[Int(id)].record }

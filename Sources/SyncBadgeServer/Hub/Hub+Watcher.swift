@@ -108,18 +108,26 @@ extension Hub {
     /// Only a synced entry with a recorded identity needs the file's current one; one still
     /// settling changes whatever its identity says.
     func needsIdentity(_ path: [UInt8], settlingCounts: Bool) -> Bool {
-        guard let id = tree.find(path) else { return false }
-        let r = tree.record(id)
-        return r.state == .synced && r.syncedIdentity != nil && (!settlingCounts || !sets.isSettling(id))
+        guard let (id, r) = withTree({ t in t.find(path).map { ($0, t.record($0)) } }) else { return false }
+        return Self.comparesIdentity(r) && (!settlingCounts || !sets.isSettling(id))
+    }
+
+    /// A synced entry with a recorded identity: a change to it counts only if the file's
+    /// identity differs.
+    static func comparesIdentity(_ r: EntryRecord) -> Bool {
+        r.state == .synced && r.syncedIdentity != nil
     }
 
     /// Every path a `SET synced` may record the identity of (its entry, or with `recursive=1`
     /// its subtree, tombstones aside): more than it will, never fewer.
     func identifiedBySet(_ req: WireRequest) -> [[UInt8]] {
-        guard req.fields.count == 2, !req.fields[0].isPath, SyncState(name: req.fields[0].string) == .synced,
-              let id = tree.find(req.fields[1].bytes) else { return [] }
-        let nodes = req.option("recursive") == "1" ? tree.subtree(id) : [id]
-        return nodes.filter { tree.isLive($0) && !tree.record($0).isTombstone }.map { tree.path($0) }
+        guard req.fields.count == 2, !req.fields[0].isPath, SyncState(name: req.fields[0].string) == .synced else { return [] }
+        let recursive = req.option("recursive") == "1"
+        return withTree { t in
+            guard let id = t.find(req.fields[1].bytes) else { return [] }
+            let nodes = recursive ? t.subtree(id) : [id]
+            return nodes.filter { t.isLive($0) && !t.record($0).isTombstone }.map { t.path($0) }
+        }
     }
 
     private func applyEvent(_ e: WatcherMessage) {
@@ -133,8 +141,7 @@ extension Hub {
             tree.deleted(path)
             if gen(of: path) != before { emitChanged(path, what: "delete") }
         case .moved(let from, let to, let kind):
-            let fromInside = tree.root(containing: from) != nil
-            let toInside = tree.root(containing: to) != nil
+            let (fromInside, toInside) = withTree { t in (t.root(containing: from) != nil, t.root(containing: to) != nil) }
             if fromInside && toInside {
                 let before = gen(of: from)
                 tree.moved(from: from, to: to, kind: kind)
@@ -164,16 +171,18 @@ extension Hub {
     }
 
     func gen(of path: [UInt8]) -> UInt64? {
-        tree.find(path).map { tree.record($0).gen }
+        withTree { t in t.find(path).map { t.record($0).gen } }
     }
 
     /// A create, write or attribute change. A synced file's identity (read before, `apply`)
     /// is compared, so that an unchanged one (the provider's own write, or metadata noise)
     /// changes nothing.
     func localChange(_ path: [UInt8], kind: EntryKind, what: String, subtree: ScanTree? = nil) {
-        let before = tree.find(path).map { tree.record($0) }
+        let found = withTree { t in t.find(path).map { ($0, t.record($0)) } }
+        let before = found?.1
         // Read for this change (none read: as for a file gone, the change counts).
-        let identity = needsIdentity(path, settlingCounts: true) ? ingest.identities[path] ?? nil : nil
+        let wanted = found.map { Self.comparesIdentity($0.1) && !sets.isSettling($0.0) } ?? false
+        let identity = wanted ? ingest.identities[path] ?? nil : nil
         tree.localChange(path, kind: kind, identity: identity, subtree: subtree)
         guard let after = gen(of: path), after != before?.gen else { return }
         let created = before == nil || before?.kind == .gone

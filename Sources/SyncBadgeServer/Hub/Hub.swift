@@ -95,6 +95,14 @@ final class Hub {
         ports.fileRunner.run(on: loop, body)
     }
 
+    /// Reads the tree with the access held across the call. A method called on `tree` itself
+    /// runs on a copy of it, a retain and a release of each of its arrays: a struct stored in a
+    /// class is copied out unless nothing can change it during the call, which a call into
+    /// Core does not prove, while nothing else may touch an `inout` one. The paths taken for
+    /// every watcher event, SET and push read it here (PERFORMANCE.md, "Session 13"). `body`
+    /// must not use `self.tree`.
+    func withTree<T>(_ body: (inout StateTree) -> T) -> T { body(&tree) }
+
     // MARK: Clients and their output
 
     /// A connection opened: its output goes to `connection`. Returns its client id.
@@ -217,13 +225,12 @@ final class Hub {
         }
         var rootsChanged: [[UInt8]] = []
         for c in changes {
-            let rec = tree.record(c.node)
+            let (rec, isRoot) = withTree { t in (t.record(c.node), t.isRoot(c.node)) }
             guard rec.kind != .gone else { continue }
-            let isRoot = tree.isRoot(c.node)
             let parentObs = c.parent >= 0 ? clients.observers.observers(of: c.parent) : nil
             let ownObs = rec.kind == .dir ? clients.observers.observers(of: c.node) : nil
             guard parentObs != nil || ownObs != nil || isRoot else { continue }
-            let after = tree.view(c.node)
+            let after = withTree { $0.view(c.node) }
             if var before = c.before {
                 before.gen = after.gen
                 if before == after { continue }

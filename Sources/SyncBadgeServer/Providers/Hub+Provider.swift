@@ -29,7 +29,7 @@ extension Hub {
                 return (req.tag, line, ok)
             }))
         }
-        if let settled = sets.settle(stated.compactMap { tree.find($0) }) { watcher?.barrier(token: settled) }
+        if let settled = sets.settle(withTree { t in stated.compactMap { t.find($0) } }) { watcher?.barrier(token: settled) }
         // A SET whose provider went away while it waited for its barrier: its `syncing` is
         // released now, as it would have been at the close.
         for group in groups where clients[group.client] == nil { releaseSyncing(of: group.client, name: group.name) }
@@ -124,14 +124,17 @@ extension Hub {
         let leases = outstanding.releases.set(changed, state: state, by: c, leaseMs: leaseMs, nowMs: ports.clock.nowMs())
         for l in leases { storeLease(l) }
         // Paths that left `syncing` by a local change, or were removed, meanwhile.
-        outstanding.releases.prune { tree.isLive($0) && tree.record($0).state == .syncing }
+        withTree { t in outstanding.releases.prune { t.isLive($0) && t.record($0).state == .syncing } }
         armReleaseTimer()
     }
 
     /// A lease row for the next group commit.
     func storeLease(_ change: SyncingReleases.LeaseChange) {
-        guard tree.isLive(change.node), let root = tree.root(containing: tree.path(change.node))?.path else { return }
-        outstanding.leaseRows.append(StoreChanges.Lease(root: root, relativePath: tree.relativePath(change.node), untilMs: change.untilMs))
+        let row: StoreChanges.Lease? = withTree { t in
+            guard t.isLive(change.node), let root = t.root(containing: t.path(change.node))?.path else { return nil }
+            return StoreChanges.Lease(root: root, relativePath: t.relativePath(change.node), untilMs: change.untilMs)
+        }
+        if let row { outstanding.leaseRows.append(row) }
     }
 
     /// A provider's connection closed while the daemon runs: every path still `syncing` as it
@@ -268,9 +271,9 @@ extension Hub {
 
     /// `* CHANGED <path> gen=<n> what=<what> [from=<old>]` to the root's subscribers.
     func emitChanged(_ path: [UInt8], what: String, from: [UInt8]? = nil) {
-        guard !clients.subscribers.isEmpty, let root = tree.root(containing: path)?.path,
-              let subs = clients.subscribers[root], let id = tree.find(path) else { return }
-        let rec = tree.record(id)
+        guard !clients.subscribers.isEmpty,
+              let (root, rec) = withTree({ t in t.root(containing: path).flatMap { r in t.find(path).map { (r.path, t.record($0)) } } }),
+              let subs = clients.subscribers[root] else { return }
         guard rec.state != .ignored else { return }
         var line = WireLine("*")
         line.word("CHANGED")
