@@ -27,6 +27,12 @@ public enum WatcherMessage: Sendable {
     case barrier(token: UInt64)
     /// The kernel queue overflowed; rescans follow.
     case overflow
+    /// First in each batch the watcher sends: the identities of the paths its local changes
+    /// name (`changed`, `directoryAppeared`, `moved`'s destination), nil for a path gone, read
+    /// on the watcher's thread once it had read the batch's events. The hub compares a synced
+    /// file's identity with these instead of reading the file on its event loop or sending
+    /// the read to another thread and waiting. They hold for this batch only.
+    case identities([[UInt8]: FileIdentity?])
 }
 
 /// What kind of local change a `changed` event is.

@@ -126,9 +126,26 @@ final class WatcherLoop {
 
     func flush() {
         guard !batch.isEmpty else { return }
-        let out = batch
+        var out: [WatcherMessage] = [.identities(Self.identities(of: batch))]
+        out.append(contentsOf: batch)
         batch.removeAll(keepingCapacity: true)
         sink(out)
+    }
+
+    /// The identity of every path the batch's local changes name, read now that the batch's
+    /// events are read: what the files are when the hub applies them, but for writes still to
+    /// come, which are events of a later batch.
+    static func identities(of batch: [WatcherMessage]) -> [[UInt8]: FileIdentity?] {
+        var found: [[UInt8]: FileIdentity?] = [:]
+        for e in batch {
+            let path: [UInt8]
+            switch e {
+            case .changed(let p, _, _), .directoryAppeared(let p, _), .moved(_, let p, _): path = p
+            default: continue
+            }
+            if found.index(forKey: path) == nil { found[path] = .some(FileStat.lstat(path)?.identity) }
+        }
+        return found
     }
 
     func emit(_ e: WatcherMessage) {

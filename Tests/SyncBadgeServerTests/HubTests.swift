@@ -359,4 +359,47 @@ import SyncBadgeWatchEvents
         #expect(try viewer.request("STATUS /r/b").first?.hasPrefix("ITEM /r/b pending") == true)
         #expect(try viewer.request("STATUS /r/c").first?.hasPrefix("ITEM /r/c pending") == true)
     }
+
+    /// A change that comes with the watcher's identities for its batch is compared with them:
+    /// nothing is read off the loop, so nothing waits; the identities hold for their batch only.
+    @Test func aChangeWithTheWatchersIdentitiesIsComparedWithoutAReadOffTheLoop() throws {
+        let runner = QueuedStoreRunner()
+        let disk = FakeDisk()
+        let h = try HubHarness(storeRunner: runner, files: disk)
+        try h.addRoot(files: ["a"])
+        let provider = try h.connect(role: .provider)
+        let set = provider.send("SET synced /r/a")
+        h.passBarriers()
+        h.runUntilIdle()
+        #expect(provider.answer(set).first?.hasPrefix("OK gen=") == true)
+        let viewer = try h.connect()
+        let a = Array("/r/a".utf8)
+        // Unchanged (the watcher read what the SET recorded): still synced, at once.
+        h.hub.apply([.identities([a: disk.lstat(a)?.identity]), .changed(path: a, kind: .file, what: .attrib)])
+        #expect(runner.pending == 0)
+        #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a synced") == true)
+        // Written: the watcher's read differs, and the file is pending at once.
+        disk.write("/r/a")
+        h.hub.apply([.identities([a: disk.lstat(a)?.identity]), .changed(path: a, kind: .file, what: .modify)])
+        // (A read off the loop would hold the change back: what is queued now is its commit.)
+        #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a pending") == true)
+        // A file the watcher found gone by then: the change counts.
+        let resync = provider.send("SET synced /r/a")
+        h.passBarriers()
+        h.runUntilIdle()
+        #expect(provider.answer(resync).first?.hasPrefix("OK gen=") == true)
+        h.hub.apply([.identities([a: nil]), .changed(path: a, kind: .file, what: .attrib)])
+        #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a pending") == true)
+        // A later batch without them is read off the loop again (not compared with the last).
+        let again = provider.send("SET synced /r/a")
+        h.passBarriers()
+        h.runUntilIdle()
+        #expect(provider.answer(again).first?.hasPrefix("OK gen=") == true)
+        h.hub.apply([.changed(path: a, kind: .file, what: .attrib)])
+        #expect(runner.pending == 1)
+        #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a synced") == true)
+        disk.write("/r/a")
+        h.runUntilIdle()
+        #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a pending") == true)
+    }
 }

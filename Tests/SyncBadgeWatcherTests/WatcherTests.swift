@@ -24,7 +24,11 @@ import SyncBadgeWatchEvents
         let blocked = DispatchSemaphore(value: 0)
         let released = DispatchSemaphore(value: 0)
 
+        /// Deliveries that did not open with the batch's identities.
+        let withoutIdentities = Mutex<Int>(0)
+
         func append(_ batch: [WatcherMessage]) {
+            if case .identities? = batch.first {} else { withoutIdentities.withLock { $0 += 1 } }
             events.withLock { $0.append(contentsOf: batch) }
             signal.signal()
             let hold = gate.withLock { g in
@@ -215,6 +219,27 @@ import SyncBadgeWatchEvents
         // The root's own attributes.
         precondition(chmod(f.root, 0o750) == 0)
         #expect(f.events.wait { Self.changed($0, f.root, .attrib, kind: .dir) })
+    }
+
+    /// Every batch opens with the identities of the paths its changes name, read on the
+    /// watcher's thread after its events: what the hub compares a synced file's with.
+    @Test func aBatchOpensWithTheIdentitiesOfWhatItChanges() throws {
+        let f = try Fixture()
+        defer { f.close() }
+        guard case .success? = f.addRoot() else { Issue.record("addRoot failed"); return }
+        let a = f.root + "/a", c = f.root + "/c"
+        Self.write(a, "data")
+        Self.move(a, c)
+        let now = FileStat.lstat(Self.b(c))?.identity
+        #expect(now != nil)
+        #expect(f.events.wait { evs in
+            evs.contains { e in
+                if case .identities(let found) = e, let i = found[Self.b(c)] { return i == now }
+                return false
+            }
+        })
+        #expect(f.events.wait { Self.moved($0, a, c, kind: .file) })
+        #expect(f.events.withoutIdentities.withLock { $0 } == 0)
     }
 
     @Test func aNewDirectoryFilledAtOnceIsSeenCompletely() throws {

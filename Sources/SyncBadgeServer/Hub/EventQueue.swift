@@ -3,7 +3,9 @@ import SyncBadgeCore
 import SyncBadgeWatchEvents
 
 /// Watcher events waiting to be applied, in order, and the file identities read for them
-/// (Hub.apply). No I/O.
+/// (Hub.apply): the watcher's, read on its thread for each batch (`WatcherMessage.identities`),
+/// or, for events that came without (the soak's injector) and for SETs, read off the event
+/// loop. No I/O.
 struct EventQueue {
     private var events: [WatcherMessage] = []
     private var head = 0
@@ -14,8 +16,22 @@ struct EventQueue {
     private(set) var identities: [[UInt8]: FileIdentity?] = [:]
     private var readFor = 0
 
+    /// The watcher's identities for the batch being applied.
+    var watcherRead: [[UInt8]: FileIdentity?] = [:]
+
     /// Identities were read for the event at the head.
     var hasRead: Bool { readFor > 0 }
+
+    /// The watcher read this path's identity for the batch being applied.
+    func watcherHasRead(_ path: [UInt8]) -> Bool { watcherRead.index(forKey: path) != nil }
+
+    /// The identity of the file at `path` for the change being applied: the watcher's, else
+    /// the one read off the event loop; nil for no such file, or none read (the change then
+    /// counts).
+    func identity(of path: [UInt8]) -> FileIdentity? {
+        if let i = watcherRead.index(forKey: path) { return watcherRead.values[i] }
+        return identities[path] ?? nil
+    }
 
     mutating func read(_ found: [[UInt8]: FileIdentity?], covering events: Int) {
         identities = found

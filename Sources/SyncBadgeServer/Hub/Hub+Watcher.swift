@@ -7,11 +7,15 @@ extension Hub {
     /// behind (a crash loses nothing: the rescan at start finds it again). Changes queued
     /// together are coalesced: each entry is pushed once per batch, with its last state.
     ///
-    /// An event that needs a file's identity (a change to a synced file, SETs that make files
-    /// synced) waits while the identity is read off the event loop (`fileWork`), and every event after
+    /// A change to a synced file is compared with the identity the watcher read for its batch.
+    /// An event that needs one nobody read (SETs that make files synced, a change that came
+    /// without) waits while it is read off the event loop (`fileWork`), and every event after
     /// it waits too (EventQueue): nothing is applied between a look and its use, as when the
     /// loop read the file itself, but the loop goes on answering requests meanwhile.
     func apply(_ events: [WatcherMessage]) {
+        // The watcher's identities hold for their batch only: a batch without them (the
+        // soak's injector, tests) starts from none.
+        if case .identities? = events.first {} else { ingest.append([.identities([:])]) }
         ingest.append(events)
         guard !ingest.lookingUp else { return }
         applyQueued()
@@ -80,11 +84,14 @@ extension Hub {
             guard let groups = sets.groups(releasedBy: token) else { return ([], 0) }
             return (groups.flatMap { $0.requests.flatMap(identifiedBySet) }, 1)
         default:
-            guard let path = Self.localChangePath(e), needsIdentity(path, settlingCounts: true) else { return ([], 0) }
+            guard let path = Self.localChangePath(e), !ingest.watcherHasRead(path),
+                  needsIdentity(path, settlingCounts: true) else { return ([], 0) }
             var paths = [path]
             var covering = 1
             for later in ingest.upcoming.dropFirst().prefix(Self.lookAhead) {
                 if case .barrier(let token) = later, sets.groups(releasedBy: token) != nil { break }
+                // The next batch comes with the watcher's own reads.
+                if case .identities = later { break }
                 covering += 1
                 // Whether a file is still settling then is not known yet: any synced file.
                 if let p = Self.localChangePath(later), needsIdentity(p, settlingCounts: false) { paths.append(p) }
@@ -167,6 +174,8 @@ extension Hub {
             barrierReached(token)
         case .overflow:
             break
+        case .identities(let found):
+            ingest.watcherRead = found
         }
     }
 
@@ -182,7 +191,7 @@ extension Hub {
         let before = found?.1
         // Read for this change (none read: as for a file gone, the change counts).
         let wanted = found.map { Self.comparesIdentity($0.1) && !sets.isSettling($0.0) } ?? false
-        let identity = wanted ? ingest.identities[path] ?? nil : nil
+        let identity = wanted ? ingest.identity(of: path) : nil
         tree.localChange(path, kind: kind, identity: identity, subtree: subtree)
         guard let after = gen(of: path), after != before?.gen else { return }
         let created = before == nil || before?.kind == .gone
