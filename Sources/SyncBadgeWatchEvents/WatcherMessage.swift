@@ -27,8 +27,8 @@ public enum WatcherMessage: Sendable {
     case barrier(token: UInt64)
     /// The kernel queue overflowed; rescans follow.
     case overflow
-    /// First in each batch the watcher sends: the identities of the paths its local changes
-    /// name (`changed`, `directoryAppeared`, `moved`'s destination), nil for a path gone, read
+    /// First in each batch the watcher sends: the identities of the paths its writes,
+    /// attribute changes and renames name (`moved`'s destination), nil for a path gone, read
     /// on the watcher's thread once it had read the batch's events. The hub compares a synced
     /// file's identity with these instead of reading the file on its event loop or sending
     /// the read to another thread and waiting. They hold for this batch only.

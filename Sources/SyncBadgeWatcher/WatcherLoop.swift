@@ -132,15 +132,17 @@ final class WatcherLoop {
         sink(out)
     }
 
-    /// The identity of every path the batch's local changes name, read now that the batch's
-    /// events are read: what the files are when the hub applies them, but for writes still to
-    /// come, which are events of a later batch.
+    /// The identity of every path the batch's writes, attribute changes and renames name,
+    /// read now that the batch's events are read: what the files are when the hub applies
+    /// them, but for writes still to come, which are events of a later batch. Not for a
+    /// creation alone: its path was no synced file, so the hub compares no identity (and, if
+    /// it does, reads it itself), and a burst of creations costs no `lstat` each.
     static func identities(of batch: [WatcherMessage]) -> [[UInt8]: FileIdentity?] {
         var found: [[UInt8]: FileIdentity?] = [:]
         for e in batch {
             let path: [UInt8]
             switch e {
-            case .changed(let p, _, _), .directoryAppeared(let p, _), .moved(_, let p, _): path = p
+            case .changed(let p, _, .modify), .changed(let p, _, .attrib), .moved(_, let p, _): path = p
             default: continue
             }
             if found.index(forKey: path) == nil { found[path] = .some(FileStat.lstat(path)?.identity) }

@@ -242,6 +242,23 @@ import SyncBadgeWatchEvents
         #expect(f.events.withoutIdentities.withLock { $0 } == 0)
     }
 
+    /// Writes, attribute changes and renames are read; a creation alone is not (the hub never
+    /// compares a new file's identity), nor a deletion.
+    @Test func whichChangesHaveTheirIdentityRead() {
+        let p = { (s: String) in Self.b("/nonexistent-syncbadge-test/" + s) }
+        let read = WatcherLoop.identities(of: [
+            .changed(path: p("created"), kind: .file, what: .create),
+            .changed(path: p("written"), kind: .file, what: .modify),
+            .changed(path: p("chmod"), kind: .file, what: .attrib),
+            .moved(from: p("old"), to: p("new"), kind: .file),
+            .directoryAppeared(path: p("dir"), subtree: ScanTree()),
+            .deleted(path: p("gone"), wasDirectory: false),
+        ])
+        #expect(Set(read.keys) == [p("written"), p("chmod"), p("new")])
+        // Gone by the time it was read: nil, and the change counts.
+        #expect(read.values.allSatisfy { $0 == nil })
+    }
+
     @Test func aNewDirectoryFilledAtOnceIsSeenCompletely() throws {
         let f = try Fixture()
         defer { f.close() }
