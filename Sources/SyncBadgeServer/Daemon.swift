@@ -130,7 +130,8 @@ public final class Daemon {
         let engine = self.engine
         return { events in
             let applied = engine.eventLoop.makePromise(of: Void.self)
-            engine.eventLoop.execute { engine.value.apply(events, then: applied) }
+            // A watcher's batch opens with the identities it read; these events come with none.
+            engine.eventLoop.execute { engine.value.apply([.identities([:])] + events, then: applied) }
             try applied.futureResult.wait()
         }
     }

@@ -31,7 +31,7 @@ public enum WatcherMessage: Sendable {
     /// attribute changes and renames name (`moved`'s destination), nil for a path gone, read
     /// on the watcher's thread once it had read the batch's events. The hub compares a synced
     /// file's identity with these instead of reading the file on its event loop or sending
-    /// the read to another thread and waiting. They hold for this batch only.
+    /// the read to another thread and waiting. They hold until the next `identities`.
     case identities([[UInt8]: FileIdentity?])
 }
 

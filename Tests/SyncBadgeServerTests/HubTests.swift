@@ -361,7 +361,7 @@ import SyncBadgeWatchEvents
     }
 
     /// A change that comes with the watcher's identities for its batch is compared with them:
-    /// nothing is read off the loop, so nothing waits; the identities hold for their batch only.
+    /// nothing is read off the loop, so nothing waits; they hold until the next batch's.
     @Test func aChangeWithTheWatchersIdentitiesIsComparedWithoutAReadOffTheLoop() throws {
         let runner = QueuedStoreRunner()
         let disk = FakeDisk()
@@ -374,8 +374,10 @@ import SyncBadgeWatchEvents
         #expect(provider.answer(set).first?.hasPrefix("OK gen=") == true)
         let viewer = try h.connect()
         let a = Array("/r/a".utf8)
-        // Unchanged (the watcher read what the SET recorded): still synced, at once.
-        h.hub.apply([.identities([a: disk.lstat(a)?.identity]), .changed(path: a, kind: .file, what: .attrib)])
+        // Unchanged (the watcher read what the SET recorded): still synced, at once, also when
+        // the drain's slice cut the batch after its identities.
+        h.hub.apply([.identities([a: disk.lstat(a)?.identity])])
+        h.hub.apply([.changed(path: a, kind: .file, what: .attrib)])
         #expect(runner.pending == 0)
         #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a synced") == true)
         // Written: the watcher's read differs, and the file is pending at once.
@@ -390,12 +392,13 @@ import SyncBadgeWatchEvents
         #expect(provider.answer(resync).first?.hasPrefix("OK gen=") == true)
         h.hub.apply([.identities([a: nil]), .changed(path: a, kind: .file, what: .attrib)])
         #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a pending") == true)
-        // A later batch without them is read off the loop again (not compared with the last).
+        // A later batch whose watcher did not read it (a creation alone, say) has it read off
+        // the loop (not compared with the last batch's).
         let again = provider.send("SET synced /r/a")
         h.passBarriers()
         h.runUntilIdle()
         #expect(provider.answer(again).first?.hasPrefix("OK gen=") == true)
-        h.hub.apply([.changed(path: a, kind: .file, what: .attrib)])
+        h.hub.apply([.identities([:]), .changed(path: a, kind: .file, what: .attrib)])
         #expect(runner.pending == 1)
         #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a synced") == true)
         disk.write("/r/a")

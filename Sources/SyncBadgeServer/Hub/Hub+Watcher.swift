@@ -7,15 +7,13 @@ extension Hub {
     /// behind (a crash loses nothing: the rescan at start finds it again). Changes queued
     /// together are coalesced: each entry is pushed once per batch, with its last state.
     ///
-    /// A change to a synced file is compared with the identity the watcher read for its batch.
-    /// An event that needs one nobody read (SETs that make files synced, a change that came
+    /// A change to a synced file is compared with the identity the watcher read for its batch
+    /// (`WatcherMessage.identities`, which holds until the next: the drain's slices may cut a
+    /// batch in two). An event that needs one nobody read (SETs that make files synced, a change that came
     /// without) waits while it is read off the event loop (`fileWork`), and every event after
     /// it waits too (EventQueue): nothing is applied between a look and its use, as when the
     /// loop read the file itself, but the loop goes on answering requests meanwhile.
     func apply(_ events: [WatcherMessage]) {
-        // The watcher's identities hold for their batch only: a batch without them (the
-        // soak's injector, tests) starts from none.
-        if case .identities? = events.first {} else { ingest.append([.identities([:])]) }
         ingest.append(events)
         guard !ingest.lookingUp else { return }
         applyQueued()
