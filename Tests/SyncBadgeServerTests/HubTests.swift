@@ -380,9 +380,10 @@ import SyncBadgeWatchEvents
         h.hub.apply([.changed(path: a, kind: .file, what: .attrib)])
         #expect(runner.pending == 0)
         #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a synced") == true)
-        // Written: the watcher's read differs, and the file is pending at once.
-        disk.write("/r/a")
-        h.hub.apply([.identities([a: disk.lstat(a)?.identity]), .changed(path: a, kind: .file, what: .modify)])
+        // Written: the watcher's read differs, and the file is pending at once (the disk here
+        // says otherwise, so a read off the loop would have kept it synced).
+        let written = FileIdentity(inode: 1, size: 2, mtimeNs: 99, ctimeNs: 99)
+        h.hub.apply([.identities([a: written]), .changed(path: a, kind: .file, what: .modify)])
         // (A read off the loop would hold the change back: what is queued now is its commit.)
         #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a pending") == true)
         // A file the watcher found gone by then: the change counts.
@@ -403,6 +404,28 @@ import SyncBadgeWatchEvents
         #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a synced") == true)
         disk.write("/r/a")
         h.runUntilIdle()
+        #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a pending") == true)
+    }
+
+    /// Until the SET's second barrier, a synced file's change counts whatever its identity
+    /// (the settling window): the watcher's read, equal to the one the SET recorded, does not
+    /// keep it synced.
+    @Test func whileASetSettlesTheWatchersIdentityDoesNotKeepTheFileSynced() throws {
+        let runner = QueuedStoreRunner()
+        let disk = FakeDisk()
+        let h = try HubHarness(storeRunner: runner, files: disk)
+        try h.addRoot(files: ["a"])
+        let provider = try h.connect(role: .provider)
+        let viewer = try h.connect()
+        let a = Array("/r/a".utf8)
+        let set = provider.send("SET synced /r/a")
+        // The SET's own barrier only: it applies (its identity read off the loop), and the
+        // settling barrier it asks for then is not answered yet.
+        for token in h.watcher.takeBarriers() { h.hub.apply([.barrier(token: token)]) }
+        while runner.pending > 0 { runner.runAll() }
+        #expect(provider.answer(set).first?.hasPrefix("OK gen=") == true)
+        #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a synced") == true)
+        h.hub.apply([.identities([a: disk.lstat(a)?.identity]), .changed(path: a, kind: .file, what: .modify)])
         #expect(try viewer.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a pending") == true)
     }
 }

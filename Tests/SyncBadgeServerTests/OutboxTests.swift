@@ -105,6 +105,14 @@ import SyncBadgeCore
         #expect(c[b]?.name == "pid-11")
         let d = c.opened(peerPID: 12)
         #expect(ClientSlot.index(of: d) != ClientSlot.index(of: b) && c.count == 2)
+        // 0, a free slot's mark, is nobody's id: slot 0 is free now.
+        #expect(c.closed(b) != nil)
+        o.closed(b)
+        #expect(c[0] == nil && c.gate(0) == nil && !c.isActive(0) && c.closed(0) == nil)
+        o.ok(0, "none")
+        var ready: [Int] = []
+        o.takeReady(into: &ready)
+        #expect(o.heldBytes(0) == 0 && o.take(0).chunk == nil && !ready.contains(0))
     }
 
     @Test func requestsQueueBehindOneThatWaits() {

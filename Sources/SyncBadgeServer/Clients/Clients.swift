@@ -51,10 +51,11 @@ struct Clients {
     /// never gets the id of the one before, and no id is 0, a free slot's mark.
     private var generation = 0
 
-    /// The slot of a connected client.
+    /// The slot of a connected client. Never for 0, a free slot's mark (and a session's id
+    /// before it is added).
     private func slot(_ id: ID) -> Int? {
         let i = ClientSlot.index(of: id)
-        return i < slots.count && slots[i].id == id ? i : nil
+        return id != 0 && i < slots.count && slots[i].id == id ? i : nil
     }
 
     /// In place (`_modify`), so that changing a client's sets does not copy them. A client is

@@ -52,10 +52,10 @@ struct Outbox {
         pending[i] = nil
     }
 
-    /// The slot of an open client.
+    /// The slot of an open client. Never for 0, a free slot's mark.
     private func slot(_ id: Int) -> Int? {
         let i = ClientSlot.index(of: id)
-        return i < owners.count && owners[i] == id ? i : nil
+        return id != 0 && i < owners.count && owners[i] == id ? i : nil
     }
 
     /// Bytes held for the client and not taken yet.

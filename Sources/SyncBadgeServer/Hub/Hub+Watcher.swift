@@ -92,7 +92,7 @@ extension Hub {
                 if case .identities = later { break }
                 covering += 1
                 // Whether a file is still settling then is not known yet: any synced file.
-                if let p = Self.localChangePath(later), needsIdentity(p, settlingCounts: false) { paths.append(p) }
+                if let p = Self.localChangePath(later), !ingest.watcherHasRead(p), needsIdentity(p, settlingCounts: false) { paths.append(p) }
             }
             return (paths, covering)
         }
