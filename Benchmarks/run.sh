@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Benchmarks/run.sh: the SyncBadge benchmarks (`make bench`).
 #
-#   SYNCBADGE_BIN=DIR Benchmarks/run.sh [--quick] [--only NAME[,NAME...]]
+#   SYNCBADGE_BIN=DIR Benchmarks/run.sh [--quick] [--only NAME[,NAME...]] [--base DIR]
 #
 # SYNCBADGE_BIN is a directory holding release `syncbadged`, `syncbadge` and, for the syncthing and
 # git figures, `syncbadge-syncthing` and `syncbadge-git` (default: .build/release in the repository).
 # Results go to stdout and, as markdown, to $BENCH_OUT (default Benchmarks/results/latest.md). Names for
 # --only: register memory push-latency status-rtt pipelined idle cli-status prompt burst
-# million many-observers list-10k startup syncthing git.
+# million many-observers list-10k startup syncthing git write-burst. --base DIR: another build's
+# syncbadged (the commit before a change, say), measured beside SYNCBADGE_BIN's in the same rounds
+# by the push-latency and write-burst figures.
 #
 # This script installs the tools it needs (apt, only what is missing), compiles the C helpers
 # into a temp dir, raises the open-file limit, and runs Benchmarks/scripts/bench.py. Whatever
@@ -20,13 +22,15 @@ REPO=$(dirname "$HERE")
 COMMAND="$0${*:+ $*}"
 [[ -n ${SYNCBADGE_BIN:-} ]] && COMMAND="SYNCBADGE_BIN=$SYNCBADGE_BIN $COMMAND"
 
-usage() { sed -n '3,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 ARGS=()
 while (($#)); do
     case $1 in
     --quick) ARGS+=(--quick) ;;
     --only) [[ $# -ge 2 ]] || { usage >&2; exit 64; }; ARGS+=(--only "$2"); shift ;;
     --only=*) ARGS+=(--only "${1#--only=}") ;;
+    --base) [[ $# -ge 2 ]] || { usage >&2; exit 64; }; BASE=$2; shift ;;
+    --base=*) BASE=${1#--base=} ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; usage >&2; exit 64 ;;
     esac
@@ -38,6 +42,11 @@ BIN=$(cd "$BIN" 2>/dev/null && pwd) || { echo "run.sh: SYNCBADGE_BIN=${SYNCBADGE
 for b in syncbadged syncbadge; do
     [[ -x $BIN/$b ]] || { echo "run.sh: $BIN/$b is missing or not executable (SYNCBADGE_BIN must hold release syncbadged and syncbadge)" >&2; exit 69; }
 done
+if [[ -n ${BASE:-} ]]; then
+    BASE_DIR=$(cd "$BASE" 2>/dev/null && pwd) && [[ -x $BASE_DIR/syncbadged ]] \
+        || { echo "run.sh: --base $BASE: no executable syncbadged there" >&2; exit 69; }
+    ARGS+=(--base "$BASE_DIR")
+fi
 OUT=${BENCH_OUT:-$REPO/Benchmarks/results/latest.md}
 [[ $OUT == /* ]] || OUT=$PWD/$OUT
 

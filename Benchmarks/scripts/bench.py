@@ -28,7 +28,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (BenchError, Conn, Ctx, Daemon, Figure, InotifyWait, Watchman, count_wakeups,  # noqa: E402
-                    fmt_bytes, fmt_time, median, now, percentile, rss_bytes, settle_rss, wire)
+                    fmt_bytes, fmt_time, median, now, percentile, rss_bytes, settle_rss, thread_cpu, wire)
 from syncbadge import Item, codec, testing  # noqa: E402  (common.py put Clients/python on the path)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -178,11 +178,14 @@ def write_one(path):
 
 
 def fig_push_latency(ctx, only):
+    """With run.sh --base, a daemon of the other build takes its turn in the same rotation: two
+    builds compared in one run, on the same writes, rather than across runs (whose medians
+    differ by more than a change of code does)."""
     n = 200 if ctx.quick else 1000
     block = 50
     base = ctx.tmpdir("lat")
     dirs = {}
-    for name in ("sb", "inw", "wm"):
+    for name in ("sb", "inw", "wm") + (("base",) if ctx.base else ()):
         d = os.path.join(base, name, "obs")
         os.makedirs(d)
         for i in range(n):
@@ -194,26 +197,26 @@ def fig_push_latency(ctx, only):
 
     # syncbadged: a provider reports everything synced, so each write flips a file to
     # `pending`: what a viewer sees changes, which is what gets pushed (a gen alone is not).
-    d = Daemon(ctx, "latd")
+    daemons = {}
     wm = Watchman(ctx, "latw")
     inw = None
-    try:
-        admin = d.conn()
-        d.add_root(admin, os.path.join(base, "sb"))
+
+    def synced_daemon(name, bindir=None):
+        """A daemon whose provider reports `name`'s tree synced, and an observer of its files."""
+        d = daemons[name] = Daemon(ctx, f"lat{name}", bindir=bindir)
+        d.add_root(d.conn(), os.path.join(base, name))
         final, _ = d.conn("provider", "bench-engine").request(
-            "SET", "synced", os.path.join(base, "sb"), recursive=1)
+            "SET", "synced", os.path.join(base, name), recursive=1)
         if not final.ok:
             raise BenchError(f"SET synced: {final}")
         obs = d.conn("viewer", "bench-observer")
-        obs.request("OBSERVE", dirs["sb"])
-        inw = InotifyWait(ctx, ["-e", "modify,close_write", "--format", "%w%f", dirs["inw"]])
-        wc = wm.conn()
-        root = wc.command(["watch-project", os.path.join(base, "wm")])["watch"]
-        wc.command(["subscribe", root, "lat", {"expression": ["type", "f"], "fields": ["name"]}])
-        wc.next_unilateral(now() + 30)      # the initial, fresh-instance list
+        obs.request("OBSERVE", dirs[name])
+        return obs
 
-        def sb_one(i):
-            path = os.path.join(dirs["sb"], f"f{i}")
+    def pushed(name, obs):
+        """Times a write in `name`'s tree until `obs` is told the file is pending."""
+        def one(i):
+            path = os.path.join(dirs[name], f"f{i}")
             want = f"* ITEM {wire(path)} pending "
             t0 = write_one(path)
             deadline = t0 + 10
@@ -221,6 +224,17 @@ def fig_push_latency(ctx, only):
                 line, t = obs.reader.readline(deadline)
                 if line.startswith(want):
                     return t - t0
+        return one
+
+    try:
+        observers = {"sb": synced_daemon("sb")}
+        if ctx.base:
+            observers["base"] = synced_daemon("base", ctx.base)
+        inw = InotifyWait(ctx, ["-e", "modify,close_write", "--format", "%w%f", dirs["inw"]])
+        wc = wm.conn()
+        root = wc.command(["watch-project", os.path.join(base, "wm")])["watch"]
+        wc.command(["subscribe", root, "lat", {"expression": ["type", "f"], "fields": ["name"]}])
+        wc.next_unilateral(now() + 30)      # the initial, fresh-instance list
 
         def inw_one(i):
             path = os.path.join(dirs["inw"], f"f{i}")
@@ -240,31 +254,32 @@ def fig_push_latency(ctx, only):
                 if name in v.get("files", ()):
                     return t - t0
 
-        lat = {"sb": [], "inw": [], "wm": []}
-        fns = [("sb", sb_one), ("inw", inw_one), ("wm", wm_one)]
+        fns = [(name, pushed(name, obs)) for name, obs in observers.items()]
+        fns += [("inw", inw_one), ("wm", wm_one)]
+        lat = {name: [] for name, _ in fns}
         log(f"push latency: {n} writes per tool, interleaved in blocks of {block}")
         for b, start in enumerate(range(0, n, block)):
-            for name, fn in fns[b % 3:] + fns[:b % 3]:
+            k = b % len(fns)
+            for name, fn in fns[k:] + fns[:k]:
                 for i in range(start, min(n, start + block)):
                     lat[name].append(fn(i))
                 # Whatever else the writes caused (close_write, the directory's counts) is
                 # read now, outside the measured waits.
                 time.sleep(0.02)
-                while obs.reader.fill(0):
-                    pass
-                obs.reader.lines.clear()
-                while inw.out.fill(0):
-                    pass
-                inw.out.lines.clear()
+                for reader in [obs.reader for obs in observers.values()] + [inw.out]:
+                    while reader.fill(0):
+                        pass
+                    reader.lines.clear()
     finally:
         if inw:
             inw.stop()
         wm.stop()
-        d.stop()
+        for d in daemons.values():
+            d.stop()
     sm, sp = median(lat["sb"]), percentile(lat["sb"], 99)
     im, ip = median(lat["inw"]), percentile(lat["inw"], 99)
     wmm, wp = median(lat["wm"]), percentile(lat["wm"], 99)
-    return [
+    figures = [
         Figure(f"write→push median ({n} writes)", fmt_time(sm), f"inotifywait -m {fmt_time(im)}",
                sm / im, "≤ 3×", sm / im <= 3),
         Figure("write→push p99", fmt_time(sp), f"inotifywait -m {fmt_time(ip)}", sp / ip, "≤ 0.5 ms",
@@ -274,6 +289,15 @@ def fig_push_latency(ctx, only):
         Figure("write→push p99, vs watchman", fmt_time(sp), f"watchman {fmt_time(wp)}",
                sp / wp, "reference", None),
     ]
+    if ctx.base:
+        bm, bp = median(lat["base"]), percentile(lat["base"], 99)
+        figures += [
+            Figure("write→push median, vs --base", fmt_time(sm), f"--base build {fmt_time(bm)}",
+                   sm / bm, "reference", None),
+            Figure("write→push p99, vs --base", fmt_time(sp), f"--base build {fmt_time(bp)}",
+                   sp / bp, "reference", None),
+        ]
+    return figures
 
 
 # =============================================================================================
@@ -664,6 +688,112 @@ def fig_burst(ctx, only):
     where = "tmpfs" if base.startswith("/dev/shm") else "disk"
     return [Figure(f"burst of {n:,} creates ({where}) until all pending", fmt_time(s),
                    f"inotifywait -m {fmt_time(b)}", s / b, "≤ 1.2×", s / b <= 1.2, note=note)]
+
+
+def settle_cpu(pid, step=0.1, timeout=10):
+    """thread_cpu(pid) once a `step` passes with no thread of it on a CPU (what a burst queued
+    for the store's thread is written too)."""
+    deadline = now() + timeout
+    last = thread_cpu(pid)
+    while now() < deadline:
+        time.sleep(step)
+        cur = thread_cpu(pid)
+        if cur == last:
+            break
+        last = cur
+    return last
+
+
+def fig_write_burst(ctx, only):
+    """CPU, not time: appends to files no provider reports change no state, so nothing is pushed
+    to time them by. A sentinel file created in an observed directory after the burst tells when
+    the daemon has read it all (events are applied in order); its CPU then settles. With --base,
+    the other build's daemon takes alternate rounds, each on a tree of its own."""
+    n = 5000 if ctx.quick else 20000
+    reps = 2 if ctx.quick else 4
+    ensure_queue(ctx, n)
+    base = ctx.shmdir("wburst")
+    builds = [("sb", None)] + ([("base", ctx.base)] if ctx.base else [])
+    runs = {}
+    try:
+        for name, bindir in builds:
+            tree = os.path.join(base, name)
+            os.makedirs(os.path.join(tree, "sent"))
+            subprocess.run([ctx.tool("mkfiles"), "flat", tree, str(n)], check=True)
+            d = Daemon(ctx, f"wb{name}", bindir=bindir)
+            d.add_root(d.conn(), tree)
+            obs = d.conn("viewer", "write-burst")
+            obs.request("OBSERVE", os.path.join(tree, "sent"))
+            runs[name] = (d, tree, obs, [])
+        inw_tree = os.path.join(base, "inw")
+        os.makedirs(inw_tree)
+        subprocess.run([ctx.tool("mkfiles"), "flat", inw_tree, str(n)], check=True)
+
+        def sb_one(name, rep):
+            d, tree, obs, acc = runs[name]
+            before = settle_cpu(d.pid)
+            subprocess.run([ctx.tool("mkfiles"), "append", tree, str(n)], check=True)
+            sentinel = os.path.join(tree, "sent", f"s{rep}")
+            open(sentinel, "w").close()
+            want = f"* ITEM {wire(sentinel)} "
+            deadline = now() + 60
+            while not obs.reader.readline(deadline)[0].startswith(want):
+                pass
+            after = settle_cpu(d.pid)
+            loop = sum(ns - before.get(t, 0) for t, ns in after.items() if t.startswith("NIO-ELT"))
+            acc.append((sum(after.values()) - sum(before.values()), loop))
+
+        inw_cpu = []
+
+        def inw_one(rep):
+            w = InotifyWait(ctx, ["-e", "modify,close_write,create", "--format", "%f", inw_tree])
+            try:
+                before = thread_cpu(w.proc.pid)
+                subprocess.run([ctx.tool("mkfiles"), "append", inw_tree, str(n)], check=True)
+                open(os.path.join(inw_tree, f"s{rep}"), "w").close()
+                deadline = now() + 60
+                while True:
+                    line = w.out.readline(deadline)[0]
+                    if "OVERFLOW" in line:
+                        raise BenchError("inotifywait: queue overflow")
+                    if line == f"s{rep}":
+                        break
+                after = settle_cpu(w.proc.pid)
+                inw_cpu.append(sum(after.values()) - sum(before.values()))
+            finally:
+                w.stop()
+
+        log(f"write-burst: {n} appends, {reps} rounds")
+        for rep in range(reps):
+            order = [lambda r, b=b: sb_one(b, r) for b, _ in builds] + [inw_one]
+            for fn in (order if rep % 2 == 0 else order[::-1]):
+                fn(rep)
+    finally:
+        for d, _, _, _ in runs.values():
+            d.stop()
+
+    def per_write(xs):
+        return median(xs) / 1e9 / n
+
+    total = per_write([t for t, _ in runs["sb"][3]])
+    loop = per_write([lp for _, lp in runs["sb"][3]])
+    inw = per_write(inw_cpu)
+    figures = [
+        Figure(f"burst of {n:,} writes, no provider: CPU per write", fmt_time(total),
+               f"inotifywait -m {fmt_time(inw)}", total / inw, "reference", None),
+        Figure("burst of writes: the event loop's CPU per write", fmt_time(loop),
+               f"of {fmt_time(total)} in all threads", None, "reference", None),
+    ]
+    if ctx.base:
+        btotal = per_write([t for t, _ in runs["base"][3]])
+        bloop = per_write([lp for _, lp in runs["base"][3]])
+        figures += [
+            Figure("burst of writes: CPU per write, vs --base", fmt_time(total),
+                   f"--base build {fmt_time(btotal)}", total / btotal, "reference", None),
+            Figure("burst of writes: the event loop's, vs --base", fmt_time(loop),
+                   f"--base build {fmt_time(bloop)}", loop / bloop, "reference", None),
+        ]
+    return figures
 
 
 # =============================================================================================
@@ -1407,6 +1537,7 @@ FIGURES = [
     (("cli-status",), fig_cli),
     (("prompt",), fig_prompt),
     (("burst",), fig_burst),
+    (("write-burst",), fig_write_burst),
     (("million",), fig_million),
     (("many-observers",), fig_many),
     (("list-10k",), fig_list),
@@ -1450,6 +1581,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default="")
     ap.add_argument("--command", default="")
+    ap.add_argument("--base", default=None)
     a = ap.parse_args()
     only = set(filter(None, a.only.split(","))) or set(ALL_NAMES)
     unknown = only - set(ALL_NAMES)
@@ -1467,11 +1599,12 @@ def main():
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
 
-    ctx = Ctx(a.work, a.tools, a.bin, a.quick)
+    ctx = Ctx(a.work, a.tools, a.bin, a.quick, base=a.base)
     header = [f"SyncBadge benchmarks, {time.strftime('%Y-%m-%d %H:%M:%S %z')}",
               f"machine: {machine()}",
               f"command: {a.command or ' '.join(map(shlex.quote, sys.argv))}",
-              f"binaries: {a.bin}" + (" (quick run: smaller sizes)" if a.quick else "")]
+              f"binaries: {a.bin}" + (" (quick run: smaller sizes)" if a.quick else "")
+              + (f"; --base {a.base}" if a.base else "")]
     for h in header:
         print(h)
     rows, failures = [], []

@@ -54,10 +54,11 @@ def percentile(xs, p):
 
 
 class Ctx:
-    def __init__(self, work, tools, sbbin, quick):
+    def __init__(self, work, tools, sbbin, quick, base=None):
         self.work = work              # this run's temp tree (run.sh removes it)
         self.tools = tools            # the compiled C helpers
         self.sbbin = sbbin            # directory holding syncbadged and syncbadge
+        self.base = base              # another build's directory to interleave with (--base), or None
         self.quick = quick
         self.procs = []               # Popen objects still to stop
         self.watchmen = []            # Watchman instances still to stop
@@ -183,6 +184,23 @@ def thread_switches(pid):
                                if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")))
         except (FileNotFoundError, ProcessLookupError):   # a thread that ended meanwhile
             pass
+    return out
+
+
+def thread_cpu(pid):
+    """{thread name: nanoseconds on a CPU so far} over every thread of a process, threads of
+    the same name summed (the scheduler's own count, /proc/PID/task/TID/schedstat: exact,
+    where utime and stime count 10 ms ticks). A thread that ended takes its time with it."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                name = f.read().strip()
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                ns = int(f.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):   # a thread that ended meanwhile
+            continue
+        out[name] = out.get(name, 0) + ns
     return out
 
 
@@ -337,14 +355,15 @@ class Daemon(testing.Daemon):
     stopped by stop(); its log straight to DIR/log, read by no thread of the measuring process.
 
     `dir`: an existing daemon directory to start on again (same socket, same state: a
-    restart); by default a fresh one. `wait=False` returns right after the spawn (`t_spawn`),
+    restart); by default a fresh one. `bindir`: the directory of another build's syncbadged
+    (run.sh --base) instead of the one measured. `wait=False` returns right after the spawn (`t_spawn`),
     for a figure that times the start itself; `wait_socket()` then waits for the socket."""
 
-    def __init__(self, ctx, name="daemon", dir=None, wait=True):
+    def __init__(self, ctx, name="daemon", dir=None, wait=True, bindir=None):
         self.ctx = ctx
         self.dir = dir or ctx.tmpdir(name)
         # The daemon makes run/ 0700.
-        testing.Daemon.__init__(self, self.dir, binary=os.path.join(ctx.sbbin, "syncbadged"),
+        testing.Daemon.__init__(self, self.dir, binary=os.path.join(bindir or ctx.sbbin, "syncbadged"),
                                 socket=os.path.join(self.dir, "run", "d.sock"), state_dir=os.path.join(self.dir, "state"),
                                 log_level="warning", log_file=os.path.join(self.dir, "log"), read_log=False)
         self.t_spawn = now()

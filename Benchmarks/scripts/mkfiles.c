@@ -6,6 +6,8 @@
  *                                    so a tree is reused when it is already there.
  *   mkfiles flat DIR N               creates N empty files DIR/f0..f(N-1) in a tight loop
  *                                    (open(O_CREAT)+close): the "burst" figure.
+ *   mkfiles append DIR N             appends a byte to each of DIR/f0..f(N-1), which exist
+ *                                    (open(O_APPEND)+write+close, a save): "write-burst".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,6 +61,17 @@ int main(int argc, char **argv) {
         }
         return 0;
     }
-    fprintf(stderr, "usage: mkfiles tree DIR TOP SUB FILES | mkfiles flat DIR N\n");
+    if (argc == 4 && strcmp(argv[1], "append") == 0) {
+        char p[4096];
+        int n = atoi(argv[3]);
+        for (int i = 0; i < n; i++) {
+            snprintf(p, sizeof p, "%s/f%d", argv[2], i);
+            int fd = open(p, O_WRONLY | O_APPEND);
+            if (fd < 0 || write(fd, "x", 1) != 1) { perror(p); return 1; }
+            close(fd);
+        }
+        return 0;
+    }
+    fprintf(stderr, "usage: mkfiles tree DIR TOP SUB FILES | mkfiles flat DIR N | mkfiles append DIR N\n");
     return 64;
 }
