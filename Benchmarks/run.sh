@@ -24,13 +24,14 @@ COMMAND="$0${*:+ $*}"
 
 usage() { sed -n '3,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 ARGS=()
+BASE= BASE_GIVEN=
 while (($#)); do
     case $1 in
     --quick) ARGS+=(--quick) ;;
     --only) [[ $# -ge 2 ]] || { usage >&2; exit 64; }; ARGS+=(--only "$2"); shift ;;
     --only=*) ARGS+=(--only "${1#--only=}") ;;
-    --base) [[ $# -ge 2 ]] || { usage >&2; exit 64; }; BASE=$2; shift ;;
-    --base=*) BASE=${1#--base=} ;;
+    --base) [[ $# -ge 2 ]] || { usage >&2; exit 64; }; BASE=$2; BASE_GIVEN=1; shift ;;
+    --base=*) BASE=${1#--base=}; BASE_GIVEN=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; usage >&2; exit 64 ;;
     esac
@@ -42,8 +43,8 @@ BIN=$(cd "$BIN" 2>/dev/null && pwd) || { echo "run.sh: SYNCBADGE_BIN=${SYNCBADGE
 for b in syncbadged syncbadge; do
     [[ -x $BIN/$b ]] || { echo "run.sh: $BIN/$b is missing or not executable (SYNCBADGE_BIN must hold release syncbadged and syncbadge)" >&2; exit 69; }
 done
-if [[ -n ${BASE:-} ]]; then
-    BASE_DIR=$(cd "$BASE" 2>/dev/null && pwd) && [[ -x $BASE_DIR/syncbadged ]] \
+if [[ -n $BASE_GIVEN ]]; then
+    [[ -n $BASE ]] && BASE_DIR=$(cd "$BASE" 2>/dev/null && pwd) && [[ -x $BASE_DIR/syncbadged ]] \
         || { echo "run.sh: --base $BASE: no executable syncbadged there" >&2; exit 69; }
     ARGS+=(--base "$BASE_DIR")
 fi

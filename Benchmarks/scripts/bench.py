@@ -28,7 +28,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (BenchError, Conn, Ctx, Daemon, Figure, InotifyWait, Watchman, count_wakeups,  # noqa: E402
-                    fmt_bytes, fmt_time, median, now, percentile, rss_bytes, settle_rss, thread_cpu, wire)
+                    fmt_bytes, fmt_time, median, now, percentile, rss_bytes, settle_rss, thread_cpu, cpu_between, wire)
 from syncbadge import Item, codec, testing  # noqa: E402  (common.py put Clients/python on the path)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -691,24 +691,32 @@ def fig_burst(ctx, only):
 
 
 def settle_cpu(pid, step=0.1, timeout=10):
-    """thread_cpu(pid) once a `step` passes with no thread of it on a CPU (what a burst queued
-    for the store's thread is written too)."""
+    """thread_cpu(pid) once a `step` passes with no thread of it on a CPU (so that what a
+    burst queued for the store's thread counts too)."""
     deadline = now() + timeout
     last = thread_cpu(pid)
-    while now() < deadline:
+    while True:
         time.sleep(step)
         cur = thread_cpu(pid)
         if cur == last:
-            break
+            return cur
+        if now() > deadline:
+            raise BenchError(f"pid {pid} still busy {timeout} s after a burst")
         last = cur
-    return last
+
+
+def mkfiles(ctx, *args, timeout=120):
+    """Runs mkfiles to the end; BenchError when it fails."""
+    r = subprocess.run([ctx.tool("mkfiles"), *map(str, args)], timeout=timeout, stdin=subprocess.DEVNULL)
+    if r.returncode != 0:
+        raise BenchError(f"mkfiles {' '.join(map(str, args))} failed ({r.returncode})")
 
 
 def fig_write_burst(ctx, only):
     """CPU, not time: appends to files no provider reports change no state, so nothing is pushed
     to time them by. A sentinel file created in an observed directory after the burst tells when
     the daemon has read it all (events are applied in order); its CPU then settles. With --base,
-    the other build's daemon takes alternate rounds, each on a tree of its own."""
+    the other build's daemon runs its own burst in each round too, on a tree of its own."""
     n = 5000 if ctx.quick else 20000
     reps = 2 if ctx.quick else 4
     ensure_queue(ctx, n)
@@ -719,7 +727,7 @@ def fig_write_burst(ctx, only):
         for name, bindir in builds:
             tree = os.path.join(base, name)
             os.makedirs(os.path.join(tree, "sent"))
-            subprocess.run([ctx.tool("mkfiles"), "flat", tree, str(n)], check=True)
+            mkfiles(ctx, "flat", tree, n)
             d = Daemon(ctx, f"wb{name}", bindir=bindir)
             d.add_root(d.conn(), tree)
             obs = d.conn("viewer", "write-burst")
@@ -727,12 +735,12 @@ def fig_write_burst(ctx, only):
             runs[name] = (d, tree, obs, [])
         inw_tree = os.path.join(base, "inw")
         os.makedirs(inw_tree)
-        subprocess.run([ctx.tool("mkfiles"), "flat", inw_tree, str(n)], check=True)
+        mkfiles(ctx, "flat", inw_tree, n)
 
         def sb_one(name, rep):
             d, tree, obs, acc = runs[name]
             before = settle_cpu(d.pid)
-            subprocess.run([ctx.tool("mkfiles"), "append", tree, str(n)], check=True)
+            mkfiles(ctx, "append", tree, n)
             sentinel = os.path.join(tree, "sent", f"s{rep}")
             open(sentinel, "w").close()
             want = f"* ITEM {wire(sentinel)} "
@@ -740,8 +748,7 @@ def fig_write_burst(ctx, only):
             while not obs.reader.readline(deadline)[0].startswith(want):
                 pass
             after = settle_cpu(d.pid)
-            loop = sum(ns - before.get(t, 0) for t, ns in after.items() if t.startswith("NIO-ELT"))
-            acc.append((sum(after.values()) - sum(before.values()), loop))
+            acc.append((cpu_between(before, after), cpu_between(before, after, "NIO-ELT")))
 
         inw_cpu = []
 
@@ -749,9 +756,25 @@ def fig_write_burst(ctx, only):
             w = InotifyWait(ctx, ["-e", "modify,close_write,create", "--format", "%f", inw_tree])
             try:
                 before = thread_cpu(w.proc.pid)
-                subprocess.run([ctx.tool("mkfiles"), "append", inw_tree, str(n)], check=True)
-                open(os.path.join(inw_tree, f"s{rep}"), "w").close()
+                # Read while it writes, as the daemon reads: a full pipe would stall inotifywait.
+                mk = subprocess.Popen([ctx.tool("mkfiles"), "append", inw_tree, str(n)], stdin=subprocess.DEVNULL)
                 deadline = now() + 60
+                try:
+                    while mk.poll() is None:
+                        if now() > deadline:
+                            raise BenchError("mkfiles append did not end in time")
+                        w.out.fill(0.01)
+                        if any("OVERFLOW" in line for line, _ in w.out.lines):
+                            raise BenchError("inotifywait: queue overflow")
+                        w.out.lines.clear()
+                finally:
+                    if mk.poll() is None:
+                        mk.kill()
+                    mk.wait()
+                if mk.returncode != 0:
+                    raise BenchError(f"mkfiles append failed ({mk.returncode})")
+                # Then the sentinel, once every append is made.
+                open(os.path.join(inw_tree, f"s{rep}"), "w").close()
                 while True:
                     line = w.out.readline(deadline)[0]
                     if "OVERFLOW" in line:
@@ -759,7 +782,7 @@ def fig_write_burst(ctx, only):
                     if line == f"s{rep}":
                         break
                 after = settle_cpu(w.proc.pid)
-                inw_cpu.append(sum(after.values()) - sum(before.values()))
+                inw_cpu.append(cpu_between(before, after))
             finally:
                 w.stop()
 
@@ -775,23 +798,26 @@ def fig_write_burst(ctx, only):
     def per_write(xs):
         return median(xs) / 1e9 / n
 
+    def ratio(a, b):
+        return a / b if b else None
+
     total = per_write([t for t, _ in runs["sb"][3]])
     loop = per_write([lp for _, lp in runs["sb"][3]])
     inw = per_write(inw_cpu)
     figures = [
         Figure(f"burst of {n:,} writes, no provider: CPU per write", fmt_time(total),
-               f"inotifywait -m {fmt_time(inw)}", total / inw, "reference", None),
-        Figure("burst of writes: the event loop's CPU per write", fmt_time(loop),
-               f"of {fmt_time(total)} in all threads", None, "reference", None),
+               f"inotifywait -m {fmt_time(inw)}", ratio(total, inw), "reference", None),
+        Figure("burst of writes: the event loop's CPU per write, share of all threads'", fmt_time(loop),
+               f"all threads {fmt_time(total)}", ratio(loop, total), "reference", None),
     ]
     if ctx.base:
         btotal = per_write([t for t, _ in runs["base"][3]])
         bloop = per_write([lp for _, lp in runs["base"][3]])
         figures += [
             Figure("burst of writes: CPU per write, vs --base", fmt_time(total),
-                   f"--base build {fmt_time(btotal)}", total / btotal, "reference", None),
+                   f"--base build {fmt_time(btotal)}", ratio(total, btotal), "reference", None),
             Figure("burst of writes: the event loop's, vs --base", fmt_time(loop),
-                   f"--base build {fmt_time(bloop)}", loop / bloop, "reference", None),
+                   f"--base build {fmt_time(bloop)}", ratio(loop, bloop), "reference", None),
         ]
     return figures
 

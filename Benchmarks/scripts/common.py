@@ -188,9 +188,9 @@ def thread_switches(pid):
 
 
 def thread_cpu(pid):
-    """{thread name: nanoseconds on a CPU so far} over every thread of a process, threads of
-    the same name summed (the scheduler's own count, /proc/PID/task/TID/schedstat: exact,
-    where utime and stime count 10 ms ticks). A thread that ended takes its time with it."""
+    """{thread id: (name, nanoseconds on a CPU so far)} for every thread of a process (the
+    scheduler's own count, /proc/PID/task/TID/schedstat: exact, where utime and stime count
+    10 ms ticks)."""
     out = {}
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
@@ -200,8 +200,16 @@ def thread_cpu(pid):
                 ns = int(f.read().split()[0])
         except (FileNotFoundError, ProcessLookupError):   # a thread that ended meanwhile
             continue
-        out[name] = out.get(name, 0) + ns
+        out[tid] = (name, ns)
     return out
+
+
+def cpu_between(before, after, named=""):
+    """Nanoseconds on a CPU between two thread_cpu() readings, over the threads whose name
+    starts with `named` (all by default). A thread that ended in between takes what it did
+    with it (not counted); one that started counts from 0."""
+    return sum(ns - before.get(tid, (name, 0))[1] for tid, (name, ns) in after.items()
+               if name.startswith(named))
 
 
 def count_wakeups(pids, seconds, step=0.1):
