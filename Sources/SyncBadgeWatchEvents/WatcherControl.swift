@@ -3,8 +3,16 @@ import Logging
 /// What the engine asks of the watcher thread. A port: the daemon passes the real `Watcher`,
 /// engine tests a fake, and the server never links the watcher (nor libinotifytools).
 public protocol WatcherControl: AnyObject, Sendable {
+    /// `identities`: a stored root, whose files the scan reads the identities of; the changes
+    /// below it are read too (`compareIdentities(under:)`).
     func addRoot(_ path: [UInt8], token: UInt64, identities: Bool)
     func removeRoot(_ path: [UInt8])
+    /// From now on the watcher reads the identity of each file its batches write, change or
+    /// rename below `root` (`WatcherMessage.identities`): a provider reported files there synced,
+    /// and a change to a synced file counts only if its identity differs. Below other roots
+    /// nothing is read, so a burst of writes nobody syncs costs no `lstat` each. A hint: a
+    /// batch read before it takes effect only sends the hub to read the identities itself.
+    func compareIdentities(under root: [UInt8])
     /// Answered by a `.barrier(token:)` message once every event queued before it was sent.
     func barrier(token: UInt64)
     func watches(of root: [UInt8]) -> Int

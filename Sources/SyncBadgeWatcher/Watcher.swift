@@ -31,6 +31,10 @@ public final class Watcher: StoppableWatcher {
     let finished = DispatchSemaphore(value: 0)
     let stopped = Mutex<Bool>(false)
     let eventCount = Atomic<Int>(0)
+    /// The roots below which changes have their identities read (`compareIdentities(under:)`).
+    /// The watcher thread reads it once per batch; it is not a command, since a batch that
+    /// misses it is still right (the hub reads what it needs), and so it wakes nobody.
+    let compared = Mutex<[[UInt8]]>([])
     /// Writing end of the pipe that stops the mount-table thread.
     let mountStop = Mutex<Int32?>(nil)
 
@@ -100,10 +104,20 @@ public final class Watcher: StoppableWatcher {
 
     /// Starts watching a root; the answer comes as `.rootAdded(token:)`.
     public func addRoot(_ path: [UInt8], token: UInt64, identities: Bool = false) {
+        if identities { compareIdentities(under: path) }
         send(.addRoot(path: path, token: token, identities: identities))
     }
 
-    public func removeRoot(_ path: [UInt8]) { send(.removeRoot(path: path)) }
+    public func removeRoot(_ path: [UInt8]) {
+        compared.withLock { $0.removeAll { $0 == path } }
+        send(.removeRoot(path: path))
+    }
+
+    public func compareIdentities(under root: [UInt8]) {
+        compared.withLock { roots in
+            if !roots.contains(root) { roots.append(root) }
+        }
+    }
 
     /// Asks for `.barrier(token:)` once every event already queued in the kernel is delivered.
     public func barrier(token: UInt64) { send(.barrier(token: token)) }

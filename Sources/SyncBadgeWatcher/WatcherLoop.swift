@@ -126,7 +126,7 @@ final class WatcherLoop {
 
     func flush() {
         guard !batch.isEmpty else { return }
-        var out: [WatcherMessage] = [.identities(Self.identities(of: batch))]
+        var out: [WatcherMessage] = [.identities(Self.identities(of: batch, under: owner.compared.withLock { $0 }))]
         out.append(contentsOf: batch)
         batch.removeAll(keepingCapacity: true)
         sink(out)
@@ -136,15 +136,18 @@ final class WatcherLoop {
     /// read now that the batch's events are read: what the files are when the hub applies
     /// them, but for writes still to come, which are events of a later batch. Not for a
     /// creation alone: its path was no synced file, so the hub compares no identity (and, if
-    /// it does, reads it itself), and a burst of creations costs no `lstat` each.
-    static func identities(of batch: [WatcherMessage]) -> [[UInt8]: FileIdentity?] {
+    /// it does, reads it itself), and a burst of creations costs no `lstat` each. Only below
+    /// the `compared` roots, where a provider reported files synced (`compareIdentities`).
+    static func identities(of batch: [WatcherMessage], under compared: [[UInt8]]) -> [[UInt8]: FileIdentity?] {
         var found: [[UInt8]: FileIdentity?] = [:]
+        guard !compared.isEmpty else { return found }
         for e in batch {
             let path: [UInt8]
             switch e {
             case .changed(let p, _, .modify), .changed(let p, _, .attrib), .moved(_, let p, _): path = p
             default: continue
             }
+            guard compared.contains(where: { PathBytes.isAtOrBelow(path, $0) }) else { continue }
             if found.index(forKey: path) == nil { found[path] = .some(FileStat.lstat(path)?.identity) }
         }
         return found

@@ -367,11 +367,15 @@ import SyncBadgeWatchEvents
         let disk = FakeDisk()
         let h = try HubHarness(storeRunner: runner, files: disk)
         try h.addRoot(files: ["a"])
+        // Nothing synced yet: the watcher reads nothing below the root.
+        #expect(h.watcher.compared.isEmpty)
         let provider = try h.connect(role: .provider)
         let set = provider.send("SET synced /r/a")
         h.passBarriers()
         h.runUntilIdle()
         #expect(provider.answer(set).first?.hasPrefix("OK gen=") == true)
+        // Now it does, so that the next write is compared without a read off the loop.
+        #expect(h.watcher.compared == [Array("/r".utf8)])
         let viewer = try h.connect()
         let a = Array("/r/a".utf8)
         // Unchanged (the watcher read what the SET recorded): still synced, at once, also when

@@ -221,12 +221,14 @@ import SyncBadgeWatchEvents
         #expect(f.events.wait { Self.changed($0, f.root, .attrib, kind: .dir) })
     }
 
-    /// Every batch opens with the identities of the paths its changes name, read on the
-    /// watcher's thread after its events: what the hub compares a synced file's with.
+    /// Every batch opens with the identities of the paths its changes name below a root the
+    /// hub compares, read on the watcher's thread after its events: what the hub compares a
+    /// synced file's with.
     @Test func aBatchOpensWithTheIdentitiesOfWhatItChanges() throws {
         let f = try Fixture()
         defer { f.close() }
         guard case .success? = f.addRoot() else { Issue.record("addRoot failed"); return }
+        f.watcher.compareIdentities(under: Self.b(f.root))
         let a = f.root + "/a", c = f.root + "/c"
         Self.write(a, "data")
         Self.move(a, c)
@@ -243,20 +245,49 @@ import SyncBadgeWatchEvents
     }
 
     /// Writes, attribute changes and renames are read; a creation alone is not (the hub never
-    /// compares a new file's identity), nor a deletion.
+    /// compares a new file's identity), nor a deletion; nor anything below a root the hub does
+    /// not compare.
     @Test func whichChangesHaveTheirIdentityRead() {
         let p = { (s: String) in Self.b("/nonexistent-syncbadge-test/" + s) }
-        let read = WatcherLoop.identities(of: [
+        let elsewhere = Self.b("/nonexistent-syncbadge-other/written")
+        let batch: [WatcherMessage] = [
             .changed(path: p("created"), kind: .file, what: .create),
             .changed(path: p("written"), kind: .file, what: .modify),
             .changed(path: p("chmod"), kind: .file, what: .attrib),
             .moved(from: p("old"), to: p("new"), kind: .file),
             .directoryAppeared(path: p("dir"), subtree: ScanTree()),
             .deleted(path: p("gone"), wasDirectory: false),
-        ])
+            .changed(path: elsewhere, kind: .file, what: .modify),
+        ]
+        let read = WatcherLoop.identities(of: batch, under: [Self.b("/nonexistent-syncbadge-test")])
         #expect(Set(read.keys) == [p("written"), p("chmod"), p("new")])
         // Gone by the time it was read: nil, and the change counts.
         #expect(read.values.allSatisfy { $0 == nil })
+        #expect(WatcherLoop.identities(of: batch, under: []).isEmpty)
+    }
+
+    /// Below a root the hub never asked to compare (no provider reported a file synced there),
+    /// a write is not read; once it asks, the next write is. A stored root is compared from
+    /// the start.
+    @Test func onlyComparedRootsHaveTheirWritesRead() throws {
+        let f = try Fixture()
+        defer { f.close() }
+        guard case .success? = f.addRoot() else { Issue.record("addRoot failed"); return }
+        let a = f.root + "/a"
+        Self.write(a, "one")
+        #expect(f.events.wait { Self.changed($0, a, .modify) })
+        let readA = { (evs: [WatcherMessage]) in
+            evs.contains { if case .identities(let found) = $0 { found[Self.b(a)] != nil } else { false } }
+        }
+        #expect(!readA(f.events.all))
+        f.watcher.compareIdentities(under: Self.b(f.root))
+        Self.write(a, "two")
+        #expect(f.events.wait(readA))
+        // Removed and added again as the user's root: not compared until asked again.
+        f.watcher.removeRoot(Self.b(f.root))
+        #expect(f.watcher.compared.withLock { $0 }.isEmpty)
+        f.watcher.addRoot(Self.b(f.root), token: 7, identities: true)
+        #expect(f.watcher.compared.withLock { $0 } == [Self.b(f.root)])
     }
 
     @Test func aNewDirectoryFilledAtOnceIsSeenCompletely() throws {

@@ -80,7 +80,10 @@ extension Hub {
         switch e {
         case .barrier(let token):
             guard let groups = sets.groups(releasedBy: token) else { return ([], 0) }
-            return (groups.flatMap { $0.requests.flatMap(identifiedBySet) }, 1)
+            let requests = groups.flatMap(\.requests)
+            let paths = requests.flatMap(identifiedBySet)
+            if !paths.isEmpty { compareIdentities(setBy: requests) }
+            return (paths, 1)
         default:
             guard let path = Self.localChangePath(e), !ingest.watcherHasRead(path),
                   needsIdentity(path, settlingCounts: true) else { return ([], 0) }
@@ -121,6 +124,16 @@ extension Hub {
     /// identity differs.
     static func comparesIdentity(_ r: EntryRecord) -> Bool {
         r.state == .synced && r.syncedIdentity != nil
+    }
+
+    /// The files these SETs make synced are compared from now on: the watcher reads the
+    /// identities of what its batches change below their roots. Until it does, the hub reads
+    /// them itself (`identitiesWanted`).
+    func compareIdentities(setBy requests: [WireRequest]) {
+        let roots = withTree { t in
+            Set(requests.compactMap { $0.fields.count == 2 ? t.root(containing: $0.fields[1].bytes)?.path : nil })
+        }
+        for root in roots { watcher?.compareIdentities(under: root) }
     }
 
     /// Every path a `SET synced` may record the identity of (its entry, or with `recursive=1`

@@ -13,6 +13,7 @@ final class FakeWatcher: WatcherControl {
         case addRoot([UInt8], token: UInt64)
         case removeRoot([UInt8])
         case barrier(UInt64)
+        case compareIdentities([UInt8])
     }
 
     let commands = Mutex<[Command]>([])
@@ -20,6 +21,7 @@ final class FakeWatcher: WatcherControl {
     func addRoot(_ path: [UInt8], token: UInt64, identities: Bool) { commands.withLock { $0.append(.addRoot(path, token: token)) } }
     func removeRoot(_ path: [UInt8]) { commands.withLock { $0.append(.removeRoot(path)) } }
     func barrier(token: UInt64) { commands.withLock { $0.append(.barrier(token)) } }
+    func compareIdentities(under root: [UInt8]) { commands.withLock { $0.append(.compareIdentities(root)) } }
     func watches(of root: [UInt8]) -> Int { 1 }
     var totalWatches: Int { 1 }
     var events: Int { 0 }
@@ -31,6 +33,11 @@ final class FakeWatcher: WatcherControl {
             cmds.removeAll { if case .barrier = $0 { true } else { false } }
             return tokens
         }
+    }
+
+    /// The roots the hub asked to have their changes' identities read, in order.
+    var compared: [[UInt8]] {
+        commands.withLock { $0.compactMap { if case .compareIdentities(let r) = $0 { r } else { nil } } }
     }
 
     var lastAddRootToken: UInt64? {
