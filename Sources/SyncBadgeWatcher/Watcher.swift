@@ -104,7 +104,6 @@ public final class Watcher: StoppableWatcher {
 
     /// Starts watching a root; the answer comes as `.rootAdded(token:)`.
     public func addRoot(_ path: [UInt8], token: UInt64, identities: Bool = false) {
-        if identities { compareIdentities(under: path) }
         send(.addRoot(path: path, token: token, identities: identities))
     }
 

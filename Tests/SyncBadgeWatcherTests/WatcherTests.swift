@@ -267,27 +267,33 @@ import SyncBadgeWatchEvents
     }
 
     /// Below a root the hub never asked to compare (no provider reported a file synced there),
-    /// a write is not read; once it asks, the next write is. A stored root is compared from
-    /// the start.
+    /// a write is not read; once it asks, the next write is, until the root is removed.
     @Test func onlyComparedRootsHaveTheirWritesRead() throws {
         let f = try Fixture()
         defer { f.close() }
         guard case .success? = f.addRoot() else { Issue.record("addRoot failed"); return }
         let a = f.root + "/a"
-        Self.write(a, "one")
-        #expect(f.events.wait { Self.changed($0, a, .modify) })
-        let readA = { (evs: [WatcherMessage]) in
-            evs.contains { if case .identities(let found) = $0 { found[Self.b(a)] != nil } else { false } }
+        // Whether the events from `from` on hold a write of `a`, and an identity read for it.
+        let written = { (from: Int) in f.events.wait { Self.changed(Array($0.dropFirst(from)), a, .modify) } }
+        let read = { (from: Int) in
+            f.events.all.dropFirst(from).contains { if case .identities(let found) = $0 { found[Self.b(a)] != nil } else { false } }
         }
-        #expect(!readA(f.events.all))
+        Self.write(a, "one")
+        #expect(written(0))
+        #expect(!read(0))
         f.watcher.compareIdentities(under: Self.b(f.root))
+        var mark = f.events.all.count
         Self.write(a, "two")
-        #expect(f.events.wait(readA))
-        // Removed and added again as the user's root: not compared until asked again.
+        #expect(written(mark))
+        #expect(read(mark))
+        // Removed and added again, as a user's root: not compared until the hub asks again.
         f.watcher.removeRoot(Self.b(f.root))
         #expect(f.watcher.compared.withLock { $0 }.isEmpty)
-        f.watcher.addRoot(Self.b(f.root), token: 7, identities: true)
-        #expect(f.watcher.compared.withLock { $0 } == [Self.b(f.root)])
+        guard case .success? = f.addRoot(token: 7) else { Issue.record("addRoot again failed"); return }
+        mark = f.events.all.count
+        Self.write(a, "three")
+        #expect(written(mark))
+        #expect(!read(mark))
     }
 
     @Test func aNewDirectoryFilledAtOnceIsSeenCompletely() throws {

@@ -4,8 +4,8 @@ import SyncBadgeWatchEvents
 
 /// Watcher events waiting to be applied, in order, and the file identities read for them
 /// (Hub.apply): the watcher's, read on its thread for each batch (`WatcherMessage.identities`),
-/// or, for events that came without (the soak's injector) and for SETs, read off the event
-/// loop. No I/O.
+/// or, for events that came without (the soak's injector, a batch read before the watcher was
+/// asked to compare their root) and for SETs, read off the event loop. No I/O.
 struct EventQueue {
     private var events: [WatcherMessage] = []
     private var head = 0

@@ -80,9 +80,15 @@ extension Hub {
         switch e {
         case .barrier(let token):
             guard let groups = sets.groups(releasedBy: token) else { return ([], 0) }
-            let requests = groups.flatMap(\.requests)
-            let paths = requests.flatMap(identifiedBySet)
-            if !paths.isEmpty { compareIdentities(setBy: requests) }
+            var paths: [[UInt8]] = []
+            var synced: [WireRequest] = []
+            for req in groups.flatMap(\.requests) {
+                let read = identifiedBySet(req)
+                guard !read.isEmpty else { continue }
+                paths += read
+                synced.append(req)
+            }
+            if !synced.isEmpty { compareIdentities(setBy: synced) }
             return (paths, 1)
         default:
             guard let path = Self.localChangePath(e), !ingest.watcherHasRead(path),

@@ -79,9 +79,12 @@ extension Hub {
         (roots.begin(path, ignoreDefaults: ignoreDefaults, scan: scan), rules(for: path, file: nil, defaults: ignoreDefaults))
     }
 
+    /// `identities`: a stored root, which may hold synced files: its scan reads identities, and
+    /// so do the watcher's batches below it (`compareIdentities`) from the start.
     private func startWatching(_ path: [UInt8], token: UInt64, identities: Bool) {
         // Announce before the watcher starts, so the announcement shows no watches yet.
         pushRoot(path)
+        if identities { watcher?.compareIdentities(under: path) }
         watcher?.addRoot(path, token: token, identities: identities)
     }
 
