@@ -78,6 +78,16 @@ def is_under(path, root):
     return path == root or path.startswith(root.rstrip(b"/") + b"/")
 
 
+def _listing(data):
+    """{name: Item} of a listing's data lines (OBSERVE's, LIST's)."""
+    items = {}
+    for m in data:
+        item = codec.Item.from_message(m)
+        if item is not None:
+            items[split_path(item.path)[1]] = item
+    return items
+
+
 def _differs(old, new):
     """Whether a viewer sees a difference between two Items (a new gen alone is none)."""
     return old is None or old[1:4] != new[1:4] or old[5:] != new[5:]
@@ -389,11 +399,7 @@ class DirectoryFollower(object):
             return []
         d.request = None
         if final.ok:
-            d.items = {}
-            for m in data:
-                item = codec.Item.from_message(m)
-                if item is not None:
-                    d.items[split_path(item.path)[1]] = item
+            d.items = _listing(data)
             d.status = OBSERVED
             self._changes.listed.add(d.path)
         else:
@@ -411,15 +417,10 @@ class DirectoryFollower(object):
         d.relist = None
         if not final.ok or d.status != OBSERVED:
             return []
-        old = d.items
-        d.items = {}
-        for m in data:
-            item = codec.Item.from_message(m)
-            if item is not None:
-                name = split_path(item.path)[1]
-                d.items[name] = item
-                if _differs(old.get(name), item):
-                    self._changes._name(d.path, name)
+        old, d.items = d.items, _listing(data)
+        for name, item in d.items.items():
+            if _differs(old.get(name), item):
+                self._changes._name(d.path, name)
         for name in old:
             if name not in d.items:
                 self._changes._name(d.path, name)

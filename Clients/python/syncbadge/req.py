@@ -67,6 +67,24 @@ def _flag(value):
     return True if value else None
 
 
+def _bare(verb, doc):
+    """A builder for a verb without fields."""
+    def build():
+        return Req(verb)
+    build.__name__ = verb.lower()
+    build.__doc__ = doc
+    return build
+
+
+def _on_path(verb, doc):
+    """A builder for a verb that takes one path (a directory, a root)."""
+    def build(path):
+        return Req(verb, (path,))
+    build.__name__ = verb.lower().replace("-", "_")
+    build.__doc__ = doc
+    return build
+
+
 # -- every role ---------------------------------------------------------------------------
 
 def hello(role, name=None, proto=1, **options):
@@ -75,31 +93,12 @@ def hello(role, name=None, proto=1, **options):
     return Req("HELLO", (), [("proto", proto), ("role", role), ("name", name)] + list(options.items()))
 
 
-def ping():
-    return Req("PING")
-
-
-def bye():
-    return Req("BYE")
-
-
-def roots():
-    """``ROOTS``: a ``ROOT`` data line per root."""
-    return Req("ROOTS")
-
-
-def badges():
-    """``BADGES``: a ``BADGE`` data line per badge."""
-    return Req("BADGES")
-
-
-def stats():
-    return Req("STATS")
-
-
-def toolbar():
-    """``TOOLBAR``: a ``TOOLBAR`` data line per provider that defined one."""
-    return Req("TOOLBAR")
+ping = _bare("PING", "``PING``: OK.")
+bye = _bare("BYE", "``BYE``: OK, then the daemon closes the connection.")
+roots = _bare("ROOTS", "``ROOTS``: a ``ROOT`` data line per root.")
+badges = _bare("BADGES", "``BADGES``: a ``BADGE`` data line per badge.")
+stats = _bare("STATS", "``STATS``: a ``STAT <key> <value>`` data line each.")
+toolbar = _bare("TOOLBAR", "``TOOLBAR``: a ``TOOLBAR`` data line per provider that defined one.")
 
 
 def status(*paths):
@@ -109,19 +108,14 @@ def status(*paths):
     return Req("STATUS", paths)
 
 
-def list_dir(directory):
-    """``LIST <dir>``: an ``ITEM`` per direct child."""
-    return Req("LIST", (directory,))
+list_dir = _on_path("LIST", "``LIST <dir>``: an ``ITEM`` per direct child.")
+unobserve = _on_path("UNOBSERVE", "``UNOBSERVE <dir>``: no more pushes for it (on this connection).")
 
 
 def observe(directory, listing=True):
     """``OBSERVE <dir>``: as LIST, then pushes for it. ``listing=False`` sends ``list=0`` (cap
     ``observe-nolist``: no data lines, only ``OK count=``)."""
     return Req("OBSERVE", (directory,), [("list", None if listing else False)])
-
-
-def unobserve(directory):
-    return Req("UNOBSERVE", (directory,))
 
 
 def menu(kind, *paths, target=None, provider=None):
@@ -138,30 +132,16 @@ def action(action_id, *paths, target=None, provider=None, reply=False):
 
 # -- admins -------------------------------------------------------------------------------
 
-def add_root(directory):
-    return Req("ADD-ROOT", (directory,))
-
-
-def remove_root(directory):
-    return Req("REMOVE-ROOT", (directory,))
+add_root = _on_path("ADD-ROOT", "``ADD-ROOT <dir>``: register, watch and index it; OK once indexed.")
+remove_root = _on_path("REMOVE-ROOT", "``REMOVE-ROOT <dir>``: stop watching it; its states are forgotten.")
 
 
 # -- providers ----------------------------------------------------------------------------
 
-def claim(root):
-    return Req("CLAIM", (root,))
-
-
-def unclaim(root):
-    return Req("UNCLAIM", (root,))
-
-
-def changes(root):
-    return Req("CHANGES", (root,))
-
-
-def subscribe_changes(root):
-    return Req("SUBSCRIBE-CHANGES", (root,))
+claim = _on_path("CLAIM", "``CLAIM <root>``: this connection provides the root's menus, toolbar and actions.")
+unclaim = _on_path("UNCLAIM", "``UNCLAIM <root>`` (cap ``unclaim``): gives the claim of one root up.")
+changes = _on_path("CHANGES", "``CHANGES <root>``: an ``ITEM`` per pending path, tombstones included.")
+subscribe_changes = _on_path("SUBSCRIBE-CHANGES", "``SUBSCRIBE-CHANGES <root>``: ``* CHANGED`` pushes from now on.")
 
 
 def set_state(state, path, gen=None, progress=None, message=None, badge=None, recursive=False, lease=None):

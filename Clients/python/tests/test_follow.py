@@ -35,6 +35,34 @@ def listing(f, request, *lines, final="OK"):
     return f.answered(request, answer(final, *lines))
 
 
+def sender(conn, follower):
+    """What a client does: sends the follower's requests, and hands their answers back."""
+    def send_all(requests):
+        for r in requests:
+            conn.send(r, on_answer=lambda reply, r=r: send_all(follower.answered(r, reply)))
+    return send_all
+
+
+def pump_until(test, conn, predicate, timeout=20):
+    """Reads the connection until predicate() holds; fails at the deadline or if it closes."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            test.fail("timed out")
+        if not conn.connected:
+            test.fail("the daemon went away: %s" % conn.closed_reason)
+        conn.pump(left)
+
+
+def pump_until_closed(test, conn, timeout=10):
+    """Reads the connection until the daemon closes it; fails at the deadline."""
+    deadline = time.monotonic() + timeout
+    while conn.pump(max(0.0, deadline - time.monotonic())):
+        if time.monotonic() > deadline:
+            test.fail("the daemon did not close the connection")
+
+
 class Builders(unittest.TestCase):
     def test_each_verb_as_the_daemon_reads_it(self):
         cases = [
@@ -305,40 +333,30 @@ class OverAConnection(ConnectionBase):
     daemon_options = {"caps": CAPS_1_2}
 
     def drive(self, follower):
-        conn = self.connection(on_push=lambda m: self.send_all(conn, follower, follower.push(m)),
-                               on_hello=lambda c: self.send_all(c, follower, follower.connected(c.caps)),
+        send_all = None
+        conn = self.connection(on_push=lambda m: send_all(follower.push(m)),
+                               on_hello=lambda c: send_all(follower.connected(c.caps)),
                                on_close=lambda c, why: follower.disconnected())
-        return conn
-
-    def send_all(self, conn, follower, requests):
-        for r in requests:
-            conn.send(r, on_answer=lambda reply, r=r: self.send_all(conn, follower, follower.answered(r, reply)))
-
-    def pump_until(self, conn, predicate, timeout=5):
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                self.fail("timed out")
-            conn.pump(left)
+        send_all = sender(conn, follower)
+        return conn, send_all
 
     def test_follows_pushes_and_a_new_daemon(self):
         self.daemon.add_root(SYNC)
         self.daemon.put(DOCS, "synced", kind="dir")
         self.daemon.put(DOCS + b"/a", "synced")
         f = DirectoryFollower(toolbars=True)
-        conn = self.drive(f)
+        conn, send_all = self.drive(f)
         conn.open()
-        self.send_all(conn, f, f.follow(DOCS))
-        self.pump_until(conn, lambda: f.items(DOCS) is not None)
+        send_all(f.follow(DOCS))
+        pump_until(self, conn, lambda: f.items(DOCS) is not None)
         self.assertEqual(f.item(DOCS + b"/a").state, "synced")
         self.assertEqual(f.take_changes().dirs, {DOCS: ALL})
         self.daemon.put(DOCS + b"/a", "syncing", progress=10)
-        self.pump_until(conn, lambda: f.item(DOCS + b"/a").state == "syncing")
+        pump_until(self, conn, lambda: f.item(DOCS + b"/a").state == "syncing")
         self.assertEqual(f.take_changes().dirs, {DOCS: {b"a"}})
         # The daemon goes, another comes: the follower observes again with no help.
         self.daemon.stop()
-        self.pump_until(conn, lambda: not conn.connected)
+        pump_until_closed(self, conn)
         self.assertIsNone(f.items(DOCS))
         self.daemon = FakeDaemon(self.sock, epoch="e2", caps=CAPS_1_2)
         self.daemon.add_root(SYNC)
@@ -346,7 +364,7 @@ class OverAConnection(ConnectionBase):
         self.daemon.put(DOCS + b"/b", "error")
         conn.open()
         self.assertTrue(conn.new_epoch)
-        self.pump_until(conn, lambda: f.items(DOCS) is not None)
+        pump_until(self, conn, lambda: f.items(DOCS) is not None)
         self.assertEqual(sorted(f.items(DOCS)), [b"b"])
         observes = [r for r in self.daemon.requests if r.verb == "OBSERVE"]
         self.assertEqual([r.fields for r in observes], [[DOCS]])
@@ -371,50 +389,38 @@ class AgainstTheDaemon(unittest.TestCase):
         admin.request(req.add_root(os.fsencode(self.root)), timeout=30)
         admin.close()
 
-    def pump_until(self, conn, predicate, timeout=20):
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                self.fail("timed out")
-            if not conn.connected:
-                self.fail("the daemon went away: %s" % conn.closed_reason)
-            conn.pump(left)
-
     def test_change_then_restart(self):
         docs = os.fsencode(os.path.join(self.root, "docs"))
         f = DirectoryFollower(max_dirs=4, roots=True, badges=True)
-
-        def send_all(requests):
-            for r in requests:
-                conn.send(r, on_answer=lambda reply, r=r: send_all(f.answered(r, reply)))
+        send_all = None
         conn = Connection(self.daemon.socket, name="follow-test", on_push=lambda m: send_all(f.push(m)),
                           on_hello=lambda c: send_all(f.connected(c.caps)), on_close=lambda c, why: f.disconnected())
         self.addCleanup(conn.close)
+        send_all = sender(conn, f)
         conn.open(10)
         send_all(f.follow(docs))
-        self.pump_until(conn, lambda: f.items(docs) is not None and f.roots is not None)
+        pump_until(self, conn, lambda: f.items(docs) is not None and f.roots is not None)
         self.assertEqual(list(f.items(docs)), [b"a.txt"])
         self.assertIn(os.fsencode(self.root), f.roots)
         self.assertIn("synced", f.badges)
         f.take_changes()
         with open(os.path.join(self.root, "docs", "b.txt"), "w") as fh:
             fh.write("b")
-        self.pump_until(conn, lambda: f.item(docs + b"/b.txt") is not None)
+        pump_until(self, conn, lambda: f.item(docs + b"/b.txt") is not None)
         self.assertEqual(f.item(docs + b"/b.txt").state, "pending")
         self.assertIn(b"b.txt", f.take_changes().names(docs))
         epoch = conn.epoch
         self.daemon.kill()
-        self.pump_until(conn, lambda: not conn.connected)
+        pump_until_closed(self, conn)
         self.assertIsNone(f.items(docs))
         self.daemon.start()
         conn.open(10)
         self.assertNotEqual(conn.epoch, epoch)
-        self.pump_until(conn, lambda: f.items(docs) is not None)
+        pump_until(self, conn, lambda: f.items(docs) is not None)
         self.assertEqual(sorted(f.items(docs)), [b"a.txt", b"b.txt"])
         with open(os.path.join(self.root, "docs", "c.txt"), "w") as fh:
             fh.write("c")
-        self.pump_until(conn, lambda: f.item(docs + b"/c.txt") is not None)
+        pump_until(self, conn, lambda: f.item(docs + b"/c.txt") is not None)
 
 
 if __name__ == "__main__":
