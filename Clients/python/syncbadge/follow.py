@@ -1,6 +1,6 @@
 """Following directories: the daemon's answers and pushes turned into per-directory state, with
-no I/O (no sockets, no threads, no timers). The file-manager extension, ranger, vifm's helper
-and the tray all keep their badges this way.
+no I/O (no sockets, no threads, no timers). The file-manager extension, ranger and vifm's
+helper keep their badges this way, each from its own kind of loop.
 
 A DirectoryFollower never sends anything: each method that may need the daemon returns a list of
 req.Req, which the caller sends on its connection and whose answers it hands back through
