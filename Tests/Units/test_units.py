@@ -12,7 +12,7 @@ restrictions in force:
   and a seccomp filter;
 - a probe unit with the daemon's own sandbox lines shows what the kernel refuses it: an
   AF_INET socket, a writable and executable mapping, and (where the manager can make a mount
-  namespace) a write outside the paths the unit allows;
+  namespace) a write to a directory the user owns outside the paths the unit allows;
 - the git adapter reports a modified file as pending;
 - the Syncthing adapter, beside a real Syncthing started by Debian's own user unit, reports a
   file Syncthing has scanned as synced.
@@ -54,7 +54,7 @@ def attempt(what, f):
 attempt("inet", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM))
 attempt("unix", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
 attempt("wx", lambda: mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC))
-attempt("write-var-tmp", lambda: open("/var/tmp/syncbadge-probe", "w").close())
+attempt("write-outside", lambda: open("/opt/syncbadge-probe/x", "w").close())
 attempt("write-home", lambda: open(os.path.expanduser("~/probe-wrote-here"), "w").close())
 print("mountns", os.readlink("/proc/self/ns/mnt") != sys.argv[1])
 '''
@@ -180,6 +180,8 @@ class HardenedUnits(unittest.TestCase):
     def test_2_daemon_sandbox_refuses(self):
         lines = sandbox_lines(render("syncbadged.service"))
         probe = self.tree.write_user_file("probe.py", PROBE)
+        # A directory the user may write, outside every path the unit makes writable.
+        self.tree.run(["sh", "-c", "mkdir -p /opt/syncbadge-probe && chown %d /opt/syncbadge-probe" % UID])
         host_mnt = self.tree.run(["readlink", "/proc/self/ns/mnt"], user=True).stdout.strip()
         unit = "[Service]\nType=oneshot\nExecStart=/usr/bin/python3 %s %s\n%s\n" % (
             probe, host_mnt, "\n".join(l.replace("%t/syncbadge", "%t") for l in lines))
@@ -196,7 +198,9 @@ class HardenedUnits(unittest.TestCase):
         self.assertRegex(out, r"wx refused 1")         # EPERM: MemoryDenyWriteExecute
         namespaced = "mountns True" in out
         if namespaced:
-            self.assertRegex(out, r"write-var-tmp refused 30")   # EROFS: ProtectSystem=strict
+            self.assertRegex(out, r"write-outside refused 30")   # EROFS: ProtectSystem=strict
+        else:
+            self.assertIn("write-outside allowed", out)
         self.assertIn("write-home allowed", out)     # ReadWritePaths=%h
         print("\nsandbox probe (%s):\n%s" % ("mount namespace applied" if namespaced else
                                              "no mount namespace: this manager cannot make one", out), file=sys.stderr)
