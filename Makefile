@@ -144,7 +144,12 @@ test-repeat: deps
 	python3 Tests/repeat.py -n $(N) --swift $(SWIFT) --scratch $(SCRATCH) --also test-python --also test-filemanagers \
 	  --also test-dolphin --also test-vifm --also test-units
 
-demo: build
+# The demo installs only what it uses: the libraries the Swift build links and the example
+# engine's rsync and python3; no file manager, X server or KDE (make test installs those).
+APT_PACKAGES_DEMO := libinotifytools0-dev libsqlite3-dev rsync python3
+demo:
+	$(MAKE) deps APT_PACKAGES="$(APT_PACKAGES_DEMO)" APT_PACKAGES_LEAN=
+	$(SWIFT) build $(SWIFT_FLAGS)
 	@Examples/demo/demo.sh
 
 RELEASE_BIN = $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
