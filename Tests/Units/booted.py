@@ -63,27 +63,40 @@ class BootedTree(object):
         etc = os.path.join(self.work, "etc")
         os.makedirs(etc)
         tree_etc = os.path.join(self.tree, "etc")
-        with open(os.path.join(tree_etc, "passwd")) as f:
-            system_users = [l for l in f if l.split(":")[0] in ("root", "nobody", "messagebus", "systemd-network", "systemd-timesync")]
-        with open(os.path.join(etc, "passwd"), "w") as f:
-            f.writelines(system_users)
-            f.write("%s:x:%d:%d::/home/%s:/bin/sh\n" % (USER, UID, UID, USER))
-        with open(os.path.join(etc, "group"), "w") as f:
-            f.write("root:x:0:\nnogroup:x:65534:\n%s:x:%d:\n" % (USER, UID))
-        with open(os.path.join(etc, "shadow"), "w") as f:
-            f.write("root:*:19000:0:99999:7:::\n%s:*:19000:0:99999:7:::\n" % USER)
-        os.chmod(os.path.join(etc, "shadow"), 0o600)
+        # The tree's own user database (its system users: messagebus...), plus the test's user.
+        for name, line in (("passwd", "%s:x:%d:%d::/home/%s:/bin/sh" % (USER, UID, UID, USER)),
+                           ("group", "%s:x:%d:" % (USER, UID)),
+                           ("shadow", "%s:*:19000:0:99999:7:::" % USER),
+                           ("gshadow", "%s:!::" % USER)):
+            source = os.path.join(tree_etc, name)
+            text = open(source).read() if os.path.exists(source) else ""
+            with open(os.path.join(etc, name), "w") as f:
+                f.write(text + ("" if text.endswith("\n") or not text else "\n") + line + "\n")
+            os.chmod(os.path.join(etc, name), 0o600 if "shadow" in name else 0o644)
+        # A machine id of the container's own: journald will not share the host's.
+        with open(os.path.join(etc, "machine-id"), "w") as f:
+            f.write(os.urandom(16).hex() + "\n")
         os.makedirs(self.home)
         os.chown(self.home, UID, UID)
         args = ["systemd-nspawn", "-D", self.tree, "--volatile=yes", "--register=no", "--keep-unit",
                 "-M", self.name, "-b", "--console=passive",
-                "--bind-ro=%s:/etc/passwd" % os.path.join(etc, "passwd"),
-                "--bind-ro=%s:/etc/group" % os.path.join(etc, "group"),
-                "--bind-ro=%s:/etc/shadow" % os.path.join(etc, "shadow"),
+                # Writable copies: systemd-sysusers adds the system users (messagebus...) at boot.
+                "--bind=%s:/etc/passwd" % os.path.join(etc, "passwd"),
+                "--bind=%s:/etc/group" % os.path.join(etc, "group"),
+                "--bind=%s:/etc/shadow" % os.path.join(etc, "shadow"),
+                "--bind=%s:/etc/gshadow" % os.path.join(etc, "gshadow"),
+                "--bind-ro=%s:/etc/machine-id" % os.path.join(etc, "machine-id"),
                 "--bind=%s:/home/%s" % (self.home, USER)]
-        for name in ("pam.d", "security", "nsswitch.conf", "login.defs", "machine-id"):
-            if os.path.exists(os.path.join(tree_etc, name)):
-                args.append("--bind-ro=%s:/etc/%s" % (os.path.join(tree_etc, name), name))
+        # Copies, not the tree's own files: --volatile hides the tree's path from the binds.
+        for name in ("pam.d", "security", "nsswitch.conf", "login.defs"):
+            source = os.path.join(tree_etc, name)
+            if os.path.isdir(source):
+                shutil.copytree(source, os.path.join(etc, name), symlinks=True)
+            elif os.path.isfile(source):
+                shutil.copy(source, os.path.join(etc, name))
+            else:
+                continue
+            args.append("--bind-ro=%s:/etc/%s" % (os.path.join(etc, name), name))
         for path in self.binds_ro:
             args.append("--bind-ro=%s" % path)
         args.append("systemd.firstboot=off")

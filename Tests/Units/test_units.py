@@ -225,9 +225,11 @@ class HardenedUnits(unittest.TestCase):
     def test_4_syncthing_adapter(self):
         if not shutil.which("syncthing"):
             self.fail("syncthing is not installed (make deps installs it)")
-        home = HOME + "/.config/syncthing"
-        self.tree.run(["syncthing", "generate", "--home=" + home, "--no-default-folder", "--skip-port-probing"], user=True)
-        path = os.path.join(self.tree.home, ".config/syncthing/config.xml")
+        # In Syncthing's own default home, which Debian's syncthing.service uses: ~/.config/syncthing
+        # up to 1.26 (Debian 12), ~/.local/state/syncthing after (Debian 13).
+        self.tree.run(["syncthing", "generate", "--no-default-folder", "--skip-port-probing"], user=True)
+        path = next(p for p in (os.path.join(self.tree.home, d, "syncthing/config.xml") for d in (".local/state", ".config"))
+                    if os.path.exists(p))
         with open(path) as f:
             xml = f.read()
         device = re.search(r'<device id="([^"]+)"', xml).group(1)
