@@ -9,6 +9,8 @@ SWIFT_FLAGS := --scratch-path $(SCRATCH)
 # the shells and ranger for the terminal clients' tests, syncthing for the Syncthing adapter's,
 # openssl for the certificates of its TLS tests, git for the git adapter's.
 APT_PACKAGES := libinotifytools0-dev inotify-tools libsqlite3-dev socat rsync python3 tmux zsh fish ranger syncthing openssl git
+# systemd-nspawn boots a container whose systemd user manager runs the hardened units (test-units).
+APT_PACKAGES += systemd-container
 # The file managers' tests (Examples/filemanagers): Nautilus, Nemo and Caja with their Python
 # extension hosts, Xvfb, a session bus, ImageMagick, xdotool, rsvg-convert (the emblems) and
 # notify-send. Installed without their recommends, which would be most of a desktop.
@@ -33,7 +35,7 @@ UNITS := $(DESTDIR)$(PREFIX)/lib/systemd/user
 
 .PHONY: all deps build test test-python test-filemanagers test-repeat demo clean release install uninstall bench reliability fuzz \
   install-filemanagers install-user uninstall-filemanagers uninstall-user screenshots \
-  dolphin test-dolphin test-vifm install-dolphin uninstall-dolphin install-emblems \
+  dolphin test-dolphin test-vifm test-units install-dolphin uninstall-dolphin install-emblems \
   install-files deb test-package diagrams
 
 all: build
@@ -63,6 +65,7 @@ test: deps
 	$(MAKE) test-filemanagers
 	$(MAKE) test-dolphin
 	$(MAKE) test-vifm
+	$(MAKE) test-units
 	$(SWIFT) test --skip-build $(SWIFT_FLAGS)
 
 # Nautilus, Nemo and Caja with the extension, headless, against this build's daemon
@@ -117,6 +120,15 @@ test-vifm: deps
 	SYNCBADGED=$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/syncbadged \
 	  python3 -m unittest discover -s Examples/vifm/tests -v
 
+# The systemd user units (Examples/systemd) with their sandboxes, under a real systemd user
+# manager: a container of this machine's own tree, booted by systemd-nspawn (root: through sudo
+# where needed), runs this build's daemon by socket activation and both adapters
+# (Tests/Units; docs/PACKAGING.md, "Hardening").
+UNIT_PRODUCTS := syncbadged syncbadge syncbadge-git syncbadge-syncthing
+test-units: deps
+	for p in $(UNIT_PRODUCTS); do $(SWIFT) build $(SWIFT_FLAGS) --product $$p || exit 1; done
+	$(SUDO) env SYNCBADGE_BIN=$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path) python3 -m unittest discover -s Tests/Units -v
+
 # The Python client package (Clients/python), and the shell prompts' and the C helpers' codecs,
 # against Tests/Vectors/wire.tsv and a fake daemon: standard library unittest, any python3 >= 3.9,
 # no Swift build. A shell that is not installed is skipped (and says so).
@@ -130,9 +142,14 @@ N ?= 20
 test-repeat: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	python3 Tests/repeat.py -n $(N) --swift $(SWIFT) --scratch $(SCRATCH) --also test-python --also test-filemanagers \
-	  --also test-dolphin --also test-vifm
+	  --also test-dolphin --also test-vifm --also test-units
 
-demo: build
+# The demo installs only what it uses: the libraries the Swift build links and the example
+# engine's rsync and python3; no file manager, X server or KDE (make test installs those).
+APT_PACKAGES_DEMO := libinotifytools0-dev libsqlite3-dev rsync python3
+demo:
+	$(MAKE) deps APT_PACKAGES="$(APT_PACKAGES_DEMO)" APT_PACKAGES_LEAN=
+	$(SWIFT) build $(SWIFT_FLAGS)
 	@Examples/demo/demo.sh
 
 RELEASE_BIN = $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
