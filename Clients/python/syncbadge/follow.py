@@ -78,12 +78,12 @@ def is_under(path, root):
     return path == root or path.startswith(root.rstrip(b"/") + b"/")
 
 
-def _listing(data):
-    """{name: Item} of a listing's data lines (OBSERVE's, LIST's)."""
+def _listing(data, keep=None):
+    """{name: Item} of a listing's data lines (OBSERVE's, LIST's), those `keep` takes."""
     items = {}
     for m in data:
         item = codec.Item.from_message(m)
-        if item is not None:
+        if item is not None and (keep is None or keep(item)):
             items[split_path(item.path)[1]] = item
     return items
 
@@ -175,16 +175,20 @@ class DirectoryFollower(object):
     """Per-directory state from the daemon's answers and pushes; pure (see the module's text).
 
     max_dirs: directories followed at once (None: no limit). roots, toolbars, badges: also
-    follow those (asked at connect, then kept by pushes).
+    follow those (asked at connect, then kept by pushes). keep: a predicate on a child's Item;
+    the children it refuses are not stored (a tray that wants the problems of a directory of
+    100,000 files keeps 100, not 100,000 Items). A kept child that a push makes refused is
+    dropped and reported as a change, so the caller sees it go.
     """
 
-    def __init__(self, max_dirs=None, roots=False, toolbars=False, badges=False):
+    def __init__(self, max_dirs=None, roots=False, toolbars=False, badges=False, keep=None):
         if max_dirs is not None and max_dirs < 1:
             raise ValueError("max_dirs is at least 1")
         self.max_dirs = max_dirs
         self.follow_roots = roots
         self.follow_toolbars = toolbars
         self.follow_badges = badges
+        self.keep = keep
         self.online = False                    # between connected() and disconnected()
         self.caps = frozenset()
         self.dirs = collections.OrderedDict()  # path -> Directory, least recently followed first
@@ -399,7 +403,7 @@ class DirectoryFollower(object):
             return []
         d.request = None
         if final.ok:
-            d.items = _listing(data)
+            d.items = _listing(data, self.keep)
             d.status = OBSERVED
             self._changes.listed.add(d.path)
         else:
@@ -417,7 +421,7 @@ class DirectoryFollower(object):
         d.relist = None
         if not final.ok or d.status != OBSERVED:
             return []
-        old, d.items = d.items, _listing(data)
+        old, d.items = d.items, _listing(data, self.keep)
         for name, item in d.items.items():
             if _differs(old.get(name), item):
                 self._changes._name(d.path, name)
@@ -433,10 +437,14 @@ class DirectoryFollower(object):
         d = self.dirs.get(parent)
         if d is not None and d.status == OBSERVED and path != parent:
             placed = True
-            old = d.items.get(name)
-            d.items[name] = item
-            if _differs(old, item):
-                self._changes._name(parent, name)
+            if self.keep is not None and not self.keep(item):
+                if d.items.pop(name, None) is not None:
+                    self._changes._name(parent, name)
+            else:
+                old = d.items.get(name)
+                d.items[name] = item
+                if _differs(old, item):
+                    self._changes._name(parent, name)
         out = []
         own = self.dirs.get(path)
         if own is not None:

@@ -192,6 +192,28 @@ class Following(unittest.TestCase):
         self.assertEqual(f.answered(relist, answer("OK")), [])      # answered once only
         self.assertFalse(f.take_changes())
 
+    def test_keep_stores_only_what_it_takes(self):
+        problems = lambda item: item.kind == "dir" or item.state in ("error", "conflict")
+        f = self.online(keep=problems)
+        self.observed(f, DOCS, "ITEM /sync/docs/a synced badge=synced kind=file gen=3",
+                      "ITEM /sync/docs/b conflict badge=conflict kind=file gen=3",
+                      "ITEM /sync/docs/sub synced badge=synced kind=dir gen=1")
+        f.take_changes()
+        self.assertEqual(sorted(f.items(DOCS)), [b"b", b"sub"])
+        # A refused child that a push makes a problem is stored; a kept one that a push makes
+        # refused is dropped, and both are reported.
+        f.push(msg("* ITEM /sync/docs/a error badge=error kind=file gen=4"))
+        f.push(msg("* ITEM /sync/docs/b synced badge=synced kind=file gen=4"))
+        f.push(msg("* ITEM /sync/docs/c synced badge=synced kind=file gen=1"))
+        self.assertEqual(f.take_changes().dirs, {DOCS: {b"a", b"b"}})
+        self.assertEqual(sorted(f.items(DOCS)), [b"a", b"sub"])
+        # A listing again (RESET) keeps the same way.
+        (relist,) = f.push(msg("* RESET /sync/docs"))
+        f.answered(relist, answer("OK count=2", "ITEM /sync/docs/a synced badge=synced kind=file gen=5",
+                                  "ITEM /sync/docs/c conflict badge=conflict kind=file gen=2"))
+        self.assertEqual(f.take_changes().dirs, {DOCS: {b"a", b"c", b"sub"}})
+        self.assertEqual(sorted(f.items(DOCS)), [b"c"])
+
     def test_least_recently_followed_go_first(self):
         f = self.online(max_dirs=2)
         a, b, c = b"/sync/a", b"/sync/b", b"/sync/c"
