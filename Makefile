@@ -92,7 +92,10 @@ diagrams:
 
 # The Dolphin plugins (Clients/dolphin), built with CMake in $(DOLPHIN_BUILD).
 DOLPHIN_BUILD := $(SCRATCH)/dolphin
-DOLPHIN_CMAKE := cmake -S Clients/dolphin -B $(DOLPHIN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -Wno-dev
+# KF6/Qt 6 when CMake finds KF6's KIO, else KF5/Qt 5; DOLPHIN_QT=5 or 6 on the command line forces
+# either (an empty QT_MAJOR_VERSION puts CMake's choice back).
+DOLPHIN_CMAKE := cmake -S Clients/dolphin -B $(DOLPHIN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -Wno-dev \
+  -DQT_MAJOR_VERSION=$(if $(filter command line,$(origin DOLPHIN_QT)),$(DOLPHIN_QT))
 MULTIARCH := $(shell gcc -print-multiarch 2>/dev/null)
 dolphin: deps
 	$(DOLPHIN_CMAKE) > /dev/null
@@ -262,25 +265,31 @@ install-emblems:
 	done
 	$(ICON_CACHE)
 
-# The Dolphin plugins into $(DOLPHIN_PLUGINDIR)/kf5/{overlayicon,kfileitemaction}: Qt's own plugin
-# directory (`qtpaths --plugin-dir`, or qmake's answer where qtpaths is not installed), or $(PREFIX)/lib/<multiarch>/qt5/plugins for a prefix in your
-# home (QT_PLUGIN_PATH finds it, README.md). Without the KF5 development files this says so and
-# installs nothing.
-DOLPHIN_PLUGINDIR ?= $(if $(filter $(HOME)/%,$(PREFIX)),$(DESTDIR)$(PREFIX)/lib/$(MULTIARCH)/qt5/plugins,$(DESTDIR)$(shell qtpaths --plugin-dir 2>/dev/null || qmake -query QT_INSTALL_PLUGINS 2>/dev/null))
+# The Dolphin plugins into $(DOLPHIN_PLUGINDIR)/kfN/{overlayicon,kfileitemaction}, N the KDE
+# Frameworks CMake builds against (KF6 when found, else KF5: Clients/dolphin/CMakeLists.txt): Qt's own plugin directory (`qtpaths --plugin-dir`, qtpaths6
+# for Qt 6, or qmake's answer where qtpaths is not installed), or
+# $(PREFIX)/lib/<multiarch>/qtN/plugins for a prefix in your home (QT_PLUGIN_PATH finds it,
+# README.md). Without the KDE Frameworks development files this says so and installs nothing.
+# What CMake chose, asked once (it configures the build directory) and only when needed.
+DOLPHIN_QT = $(eval DOLPHIN_QT := $$(shell $$(DOLPHIN_CMAKE) > /dev/null 2>&1 && cat $$(DOLPHIN_BUILD)/qt-major))$(DOLPHIN_QT)
+DOLPHIN_QT_SUFFIX = $(if $(filter 6,$(DOLPHIN_QT)),6)
+DOLPHIN_PLUGINDIR ?= $(if $(filter $(HOME)/%,$(PREFIX)),$(DESTDIR)$(PREFIX)/lib/$(MULTIARCH)/qt$(DOLPHIN_QT)/plugins,$(DESTDIR)$(shell \
+  qtpaths$(DOLPHIN_QT_SUFFIX) --plugin-dir 2>/dev/null || qmake$(DOLPHIN_QT_SUFFIX) -query QT_INSTALL_PLUGINS 2>/dev/null))
+KF := kf$(DOLPHIN_QT)
 install-dolphin:
 	@mkdir -p $(SCRATCH); \
-	if ! $(DOLPHIN_CMAKE) > $(SCRATCH)/dolphin-cmake.log 2>&1 || [ -z "$(DOLPHIN_PLUGINDIR)" ]; then \
-	  echo "Dolphin plugins skipped: no KF5/Qt 5 development files (apt-get install libkf5kio-dev extra-cmake-modules qtbase5-dev cmake g++; $(SCRATCH)/dolphin-cmake.log says more)"; \
+	if ! $(DOLPHIN_CMAKE) > $(SCRATCH)/dolphin-cmake.log 2>&1 || [ -z "$(DOLPHIN_QT)" ] || [ -z "$(DOLPHIN_PLUGINDIR)" ]; then \
+	  echo "Dolphin plugins skipped: no KDE Frameworks development files (apt-get install libkf5kio-dev extra-cmake-modules qtbase5-dev cmake g++, on Debian 13 libkf6kio-dev qt6-base-dev; $(SCRATCH)/dolphin-cmake.log says more)"; \
 	  exit 0; \
 	fi; \
 	cmake --build $(DOLPHIN_BUILD) -j2 > $(SCRATCH)/dolphin-build.log 2>&1 || { cat $(SCRATCH)/dolphin-build.log; exit 1; }; \
-	install -d $(DOLPHIN_PLUGINDIR)/kf5/overlayicon $(DOLPHIN_PLUGINDIR)/kf5/kfileitemaction && \
-	install -s -m 644 $(DOLPHIN_BUILD)/bin/kf5/overlayicon/syncbadge_overlay.so $(DOLPHIN_PLUGINDIR)/kf5/overlayicon/ && \
-	install -s -m 644 $(DOLPHIN_BUILD)/bin/kf5/kfileitemaction/syncbadge_actions.so $(DOLPHIN_PLUGINDIR)/kf5/kfileitemaction/ && \
-	echo "Dolphin plugins in $(DOLPHIN_PLUGINDIR)/kf5/{overlayicon,kfileitemaction}; restart Dolphin"
+	install -d $(DOLPHIN_PLUGINDIR)/$(KF)/overlayicon $(DOLPHIN_PLUGINDIR)/$(KF)/kfileitemaction && \
+	install -s -m 644 $(DOLPHIN_BUILD)/bin/$(KF)/overlayicon/syncbadge_overlay.so $(DOLPHIN_PLUGINDIR)/$(KF)/overlayicon/ && \
+	install -s -m 644 $(DOLPHIN_BUILD)/bin/$(KF)/kfileitemaction/syncbadge_actions.so $(DOLPHIN_PLUGINDIR)/$(KF)/kfileitemaction/ && \
+	echo "Dolphin plugins ($(KF)) in $(DOLPHIN_PLUGINDIR)/$(KF)/{overlayicon,kfileitemaction}; restart Dolphin"
 
 uninstall-dolphin:
-	rm -f $(DOLPHIN_PLUGINDIR)/kf5/overlayicon/syncbadge_overlay.so $(DOLPHIN_PLUGINDIR)/kf5/kfileitemaction/syncbadge_actions.so
+	rm -f $(DOLPHIN_PLUGINDIR)/$(KF)/overlayicon/syncbadge_overlay.so $(DOLPHIN_PLUGINDIR)/$(KF)/kfileitemaction/syncbadge_actions.so
 
 # vifm's column (Examples/vifm): the plugin and its helper under $(VIFM_SHARE)/syncbadge/vifm
 # (the helper finds the Python package at ../../python); README there says how vifm loads it.
@@ -292,19 +301,19 @@ install-vifm:
 	install -m 644 Clients/python/syncbadge/*.py $(VIFM_SHARE)/syncbadge/python/syncbadge/
 
 # The extension and the emblems into your own ~/.local/share, the Dolphin plugins into
-# $(USER_PREFIX)/lib/<multiarch>/qt5/plugins (~/.local unless PREFIX=P is given; the emblems also go
+# $(USER_PREFIX)/lib/<multiarch>/qtN/plugins (~/.local unless PREFIX=P is given; the emblems also go
 # to P/share then) and vifm's column: nothing else (no Swift build).
 USER_SHARE := $(or $(XDG_DATA_HOME),$(HOME)/.local/share)
 USER_PREFIX := $(if $(filter command line,$(origin PREFIX)),$(PREFIX),$(HOME)/.local)
 install-user:
 	$(MAKE) install-filemanagers FM_SHARE=$(USER_SHARE) FM_EXT_SHARE=$(USER_SHARE)
-	$(MAKE) install-dolphin DOLPHIN_PLUGINDIR=$(USER_PREFIX)/lib/$(MULTIARCH)/qt5/plugins
+	$(MAKE) install-dolphin DOLPHIN_PLUGINDIR=$(USER_PREFIX)/lib/$(MULTIARCH)/qt$(DOLPHIN_QT)/plugins
 	@if [ "$(abspath $(USER_PREFIX)/share)" != "$(abspath $(USER_SHARE))" ]; then $(MAKE) install-emblems FM_SHARE=$(USER_PREFIX)/share; fi
 	$(MAKE) install-vifm VIFM_SHARE=$(USER_SHARE)
 
 uninstall-user:
 	$(MAKE) uninstall-filemanagers FM_SHARE=$(USER_SHARE) FM_EXT_SHARE=$(USER_SHARE)
-	$(MAKE) uninstall-dolphin DOLPHIN_PLUGINDIR=$(USER_PREFIX)/lib/$(MULTIARCH)/qt5/plugins
+	$(MAKE) uninstall-dolphin DOLPHIN_PLUGINDIR=$(USER_PREFIX)/lib/$(MULTIARCH)/qt$(DOLPHIN_QT)/plugins
 	rm -rf $(USER_SHARE)/syncbadge/vifm
 	@# The Python package too, unless `make install` put more there (the ranger plugin uses it).
 	@if [ "$$(ls $(USER_SHARE)/syncbadge 2>/dev/null)" = python ]; then rm -rf $(USER_SHARE)/syncbadge; fi

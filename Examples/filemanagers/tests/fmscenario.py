@@ -31,6 +31,30 @@ COLOURS = dict(fs.BADGE_COLOURS, cloud=CLOUD)
 # The emblems in reading order after live_changes (c-error.txt synced, g-unknown.txt the cloud
 # badge), after the SET that follows the restart (e-pending.txt synced), and with every state
 # set again for the documentation's pictures.
+# SYNCBADGE_TEST_INSTALLED=1: the extensions, plugins and emblems are the ones the packages
+# installed on this system (make test-package DIST=trixie runs the tests so in its Debian 13
+# root); the tests install nothing of their own.
+INSTALLED = os.environ.get("SYNCBADGE_TEST_INSTALLED") == "1"
+
+
+def install_user(share=None, **make_vars):
+    """A private data directory (`share`, else a new one) with what `make install-user` puts
+    there as a user would (the extension, the emblems; `make_vars` passed on), or an empty one
+    with INSTALLED. Returns it and what make said."""
+    share = share or tempfile.mkdtemp(prefix="syncbadge-share-")
+    os.makedirs(share, exist_ok=True)
+    if INSTALLED:
+        return share, ""
+    # GIO_USE_VFS=local: rsvg-convert would otherwise start gvfsd on the session bus, which
+    # complains when the bus goes at the end of the run.
+    r = subprocess.run(["make", "-s", "-C", fs.REPO, "install-user", "XDG_DATA_HOME=" + share] +
+                       ["%s=%s" % kv for kv in sorted(make_vars.items())],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=dict(os.environ, GIO_USE_VFS="local"))
+    if r.returncode != 0:
+        raise RuntimeError("make install-user failed:\n" + r.stdout.decode(errors="replace"))
+    return share, r.stdout.decode(errors="replace")
+
+
 CHANGED = ["synced", "syncing", "synced", "conflict", "pending", "ignored", "cloud"]
 AFTER_RESTART = ["synced", "syncing", "synced", "conflict", "synced", "ignored", "cloud"]
 EVERY = ["synced", "syncing", "error", "conflict", "pending", "ignored", "cloud"]
