@@ -34,7 +34,7 @@ UNITS := $(DESTDIR)$(PREFIX)/lib/systemd/user
 .PHONY: all deps build test test-python test-filemanagers test-repeat demo clean release install uninstall bench reliability fuzz \
   install-filemanagers install-user uninstall-filemanagers uninstall-user screenshots \
   dolphin test-dolphin test-vifm install-dolphin uninstall-dolphin install-emblems \
-  install-files deb test-package diagrams
+  install-files deb root test-package diagrams
 
 all: build
 
@@ -354,6 +354,15 @@ deb: deps
 	  --changes-option=-udist --changes-file=dist/syncbadge.changes \
 	  --rules-file='debian/rules SCRATCH=$(SCRATCH)'
 	@ls -l dist/*.deb
+
+# A minimal Debian root of release DIST (default trixie, Debian 13) with what `make deb DIST=...`
+# and `make test-package DIST=...` need in it (Tests/Packaging/$(DIST).packages), built by
+# mmdebstrap from the archive this machine's apt configuration names, cached in
+# /var/cache/syncbadge and rebuilt only when that list changes (Tests/Packaging/debian-root.sh).
+APT_PACKAGES_ROOT := mmdebstrap
+root:
+	$(MAKE) deps APT_PACKAGES="$(APT_PACKAGES_ROOT)" APT_PACKAGES_LEAN=
+	Tests/Packaging/debian-root.sh $(or $(DIST),trixie)
 
 # The packages installed with apt, used, and purged (Tests/Packaging/test-package.sh): it changes
 # the system's packages, so it runs only with CI=true or SYNCBADGE_TEST_PACKAGE=1.
