@@ -5,7 +5,7 @@
 #
 # The root is cached in $SYNCBADGE_ROOT_CACHE (/var/cache/syncbadge), outside the checkout, in a
 # directory named by a hash of its package list, the mirror and this script: it is built once per
-# machine and rebuilt only when one of those changes (the older root is then removed). It is
+# machine and rebuilt only when one of those changes (older roots stay: see the end). It is
 # built in DIR.tmp and renamed when complete, so an interrupted build is never used. mmdebstrap
 # runs in a mount namespace of its own: whatever it mounts in the root goes when it ends, on
 # every path out, and nothing on the host outside the cache changes.
@@ -69,14 +69,10 @@ echo "built $(date -u +%FT%TZ) in $(( $(date +%s) - start )) s: $packages" > "$t
 mv "$tmp" "$root"
 trap - EXIT
 echo "debian-root.sh: built in $(( $(date +%s) - start )) s, $(du -sh --one-file-system "$root" | cut -f1)" >&2
-# An older root (another package list) is of no use any more, unless something runs in it now
-# (a mount namespace has it as a layer or its root): that one stays for its next build to remove.
+# Older roots (other package lists) are left alone: something may still run in one (a booted
+# container of another checkout's tests). Say which, for whoever wants the space back.
 for old in "$cache/$dist-root-"*; do
-  case $old in "$root" | "$log" | *.lock) continue ;; esac
-  if grep -qsF "$old" /proc/[0-9]*/mountinfo; then
-    echo "debian-root.sh: $old is in use, kept" >&2
-  else
-    rm -rf "$old"
-  fi
+  case $old in "$root" | *.log | *.lock | *.tmp) continue ;; esac
+  echo "debian-root.sh: $old is an older root, no longer used by this checkout (rm -rf it to free $(du -sh --one-file-system "$old" | cut -f1))" >&2
 done
 echo "$root"
