@@ -138,7 +138,8 @@ test-repeat: deps
 demo: build
 	@Examples/demo/demo.sh
 
-RELEASE_BIN = $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
+# The release binaries' directory; `make deb DIST=trixie` names the host's to debian/rules in its root.
+RELEASE_BIN ?= $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
 
 # Performance: the in-process figures (ordo-one/benchmark, its own package so that `make test`
 # never builds it), then every system figure against its baseline (Benchmarks/README.md).
@@ -201,10 +202,10 @@ install-files:
 	  $(SHARE)/syncbadge/providers $(SHARE)/syncbadge/python/syncbadge $(UNITS) $(SHARE)/man/man1 \
 	  $(SHARE)/bash-completion/completions $(SHARE)/zsh/site-functions $(SHARE)/fish/vendor_completions.d
 	# Stripped: the debug information is most of a static binary's size.
-	install -s -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadged $(BIN)/syncbadged
-	install -s -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadge $(BIN)/syncbadge
-	install -s -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadge-syncthing $(BIN)/syncbadge-syncthing
-	install -s -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadge-git $(BIN)/syncbadge-git
+	install -s -m 755 $(RELEASE_BIN)/syncbadged $(BIN)/syncbadged
+	install -s -m 755 $(RELEASE_BIN)/syncbadge $(BIN)/syncbadge
+	install -s -m 755 $(RELEASE_BIN)/syncbadge-syncthing $(BIN)/syncbadge-syncthing
+	install -s -m 755 $(RELEASE_BIN)/syncbadge-git $(BIN)/syncbadge-git
 	install -m 644 Badges/badges.tsv Badges/*.svg $(SHARE)/syncbadge/badges/
 	install -m 644 Examples/prompt/syncbadge.* $(SHARE)/syncbadge/prompt/
 	install -m 644 Examples/ranger/syncbadge.py $(SHARE)/syncbadge/ranger/
@@ -340,20 +341,38 @@ uninstall: uninstall-filemanagers uninstall-dolphin
 # made there before is reused. The Swift toolchain must be on the PATH (Debian has none).
 # Dolphin's package is built when Clients/dolphin is there, the git adapter's when
 # `make release` builds syncbadge-git (build profiles pkg.syncbadge.dolphin, pkg.syncbadge.git).
+# DIST=trixie: the packages for Debian 13 into dist/trixie, built by dpkg-buildpackage in the
+# Debian 13 root of `make root` (KF6 Dolphin plugins compiled there, dpkg-shlibdeps against its
+# libraries), with the Swift binaries of this machine's `make release` (static Swift runtime: they
+# need only glibc, SQLite and libinotifytools, which Debian 13 has).
 APT_PACKAGES_DEB := debhelper dh-python dpkg-dev fakeroot lintian python3 librsvg2-bin
 DEB_PROFILES = $(subst $(eval) ,$(comma),$(strip \
   $(if $(wildcard Clients/dolphin/CMakeLists.txt),pkg.syncbadge.dolphin) \
   $(if $(shell sed -n '/^release:/,/^$$/p' Makefile | grep syncbadge-git),pkg.syncbadge.git)))
 comma := ,
+DIST ?=
+DEB_DIR = dist$(if $(DIST),/$(DIST))
+# In the root: the host's release binaries and man pages (the checkout is at the same path there),
+# the Dolphin plugins in a build directory of their own (the host's is KF5).
+DEB_RULES_ARGS = $(if $(DIST),RELEASE_BIN=$(abspath $(shell $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)) DOLPHIN_BUILD=$(SCRATCH)/dolphin-$(DIST))
+DPKG_BUILDPACKAGE = dpkg-buildpackage -b -us -uc $(if $(DEB_PROFILES),-P$(DEB_PROFILES)) \
+  --buildinfo-option=-u$(DEB_DIR) --buildinfo-file=$(DEB_DIR)/syncbadge.buildinfo \
+  --changes-option=-u$(DEB_DIR) --changes-file=$(DEB_DIR)/syncbadge.changes \
+  --rules-file='debian/rules SCRATCH=$(SCRATCH) DEB_DIR=$(DEB_DIR) $(DEB_RULES_ARGS)'
 # deps first: dpkg-buildpackage checks the build dependencies before debian/rules runs.
-deb: deps
+deb:
+ifeq ($(DIST),)
+	$(MAKE) deps
 	$(MAKE) deps APT_PACKAGES="$(APT_PACKAGES_DEB)" APT_PACKAGES_LEAN=
-	rm -rf dist && mkdir -p dist
-	dpkg-buildpackage -b -us -uc $(if $(DEB_PROFILES),-P$(DEB_PROFILES)) \
-	  --buildinfo-option=-udist --buildinfo-file=dist/syncbadge.buildinfo \
-	  --changes-option=-udist --changes-file=dist/syncbadge.changes \
-	  --rules-file='debian/rules SCRATCH=$(SCRATCH)'
-	@ls -l dist/*.deb
+	rm -f dist/*.deb dist/syncbadge.buildinfo dist/syncbadge.changes && mkdir -p dist
+	$(DPKG_BUILDPACKAGE)
+else
+	$(MAKE) release
+	$(MAKE) root DIST=$(DIST)
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)
+	Tests/Packaging/in-root.sh $(DIST) $(DPKG_BUILDPACKAGE)
+endif
+	@ls -l $(DEB_DIR)/*.deb
 
 # A minimal Debian root of release DIST (default trixie, Debian 13) with what `make deb DIST=...`
 # and `make test-package DIST=...` need in it (Tests/Packaging/$(DIST).packages), built by
@@ -366,8 +385,22 @@ root:
 
 # The packages installed with apt, used, and purged (Tests/Packaging/test-package.sh): it changes
 # the system's packages, so it runs only with CI=true or SYNCBADGE_TEST_PACKAGE=1.
+# DIST=trixie: `make deb DIST=trixie`, then the same test in a throwaway overlay of the Debian 13
+# root (nothing of the host's packages changes, so it needs neither), with the file managers' own
+# tests against the installed packages under Xvfb there, whose windows become
+# docs/images/dolphin-kf6.png and nautilus-48.png.
 test-package:
+ifeq ($(DIST),)
 	SCRATCH=$(SCRATCH) MAKE="$(MAKE)" Tests/Packaging/test-package.sh
+else
+	$(MAKE) deb DIST=$(DIST)
+	rm -rf $(SCRATCH)/screenshots-$(DIST) && mkdir -p $(SCRATCH)/screenshots-$(DIST)
+	SYNCBADGE_TEST_PACKAGE=1 SYNCBADGE_DEB_DIR=$(DEB_DIR) SYNCBADGE_TEST_GUI=1 \
+	  SYNCBADGE_SCREENSHOTS=$(abspath $(SCRATCH))/screenshots-$(DIST) \
+	  Tests/Packaging/in-root.sh $(DIST) env SCRATCH=$(SCRATCH) Tests/Packaging/test-package.sh
+	$(if $(filter trixie,$(DIST)),cp $(SCRATCH)/screenshots-$(DIST)/dolphin.png docs/images/dolphin-kf6.png && \
+	  cp $(SCRATCH)/screenshots-$(DIST)/nautilus.png docs/images/nautilus-48.png)
+endif
 
 clean:
 	rm -rf $(SCRATCH)
