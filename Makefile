@@ -36,7 +36,7 @@ UNITS := $(DESTDIR)$(PREFIX)/lib/systemd/user
 .PHONY: all deps build test test-python test-filemanagers test-repeat demo clean release install uninstall bench reliability fuzz \
   install-filemanagers install-user uninstall-filemanagers uninstall-user screenshots \
   dolphin test-dolphin test-vifm test-units install-dolphin uninstall-dolphin install-emblems \
-  install-files deb test-package diagrams
+  install-files deb root test-package diagrams
 
 all: build
 
@@ -95,7 +95,10 @@ diagrams:
 
 # The Dolphin plugins (Clients/dolphin), built with CMake in $(DOLPHIN_BUILD).
 DOLPHIN_BUILD := $(SCRATCH)/dolphin
-DOLPHIN_CMAKE := cmake -S Clients/dolphin -B $(DOLPHIN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -Wno-dev
+# KF6/Qt 6 when CMake finds KF6's KIO, else KF5/Qt 5; DOLPHIN_QT=5 or 6 on the command line forces
+# either (an empty QT_MAJOR_VERSION puts CMake's choice back).
+DOLPHIN_CMAKE := cmake -S Clients/dolphin -B $(DOLPHIN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -Wno-dev \
+  -DQT_MAJOR_VERSION=$(if $(filter command line,$(origin DOLPHIN_QT)),$(DOLPHIN_QT))
 MULTIARCH := $(shell gcc -print-multiarch 2>/dev/null)
 dolphin: deps
 	$(DOLPHIN_CMAKE) > /dev/null
@@ -152,7 +155,8 @@ demo:
 	$(SWIFT) build $(SWIFT_FLAGS)
 	@Examples/demo/demo.sh
 
-RELEASE_BIN = $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
+# The release binaries' directory; `make deb DIST=trixie` names the host's to debian/rules in its root.
+RELEASE_BIN ?= $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
 
 # Performance: the in-process figures (ordo-one/benchmark, its own package so that `make test`
 # never builds it), then every system figure against its baseline (Benchmarks/README.md).
@@ -215,10 +219,10 @@ install-files:
 	  $(SHARE)/syncbadge/providers $(SHARE)/syncbadge/python/syncbadge $(UNITS) $(SHARE)/man/man1 \
 	  $(SHARE)/bash-completion/completions $(SHARE)/zsh/site-functions $(SHARE)/fish/vendor_completions.d
 	# Stripped: the debug information is most of a static binary's size.
-	install -s -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadged $(BIN)/syncbadged
-	install -s -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadge $(BIN)/syncbadge
-	install -s -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadge-syncthing $(BIN)/syncbadge-syncthing
-	install -s -m 755 $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadge-git $(BIN)/syncbadge-git
+	install -s -m 755 $(RELEASE_BIN)/syncbadged $(BIN)/syncbadged
+	install -s -m 755 $(RELEASE_BIN)/syncbadge $(BIN)/syncbadge
+	install -s -m 755 $(RELEASE_BIN)/syncbadge-syncthing $(BIN)/syncbadge-syncthing
+	install -s -m 755 $(RELEASE_BIN)/syncbadge-git $(BIN)/syncbadge-git
 	install -m 644 Badges/badges.tsv Badges/*.svg $(SHARE)/syncbadge/badges/
 	install -m 644 Examples/prompt/syncbadge.* $(SHARE)/syncbadge/prompt/
 	install -m 644 Examples/ranger/syncbadge.py $(SHARE)/syncbadge/ranger/
@@ -279,25 +283,31 @@ install-emblems:
 	done
 	$(ICON_CACHE)
 
-# The Dolphin plugins into $(DOLPHIN_PLUGINDIR)/kf5/{overlayicon,kfileitemaction}: Qt's own plugin
-# directory (`qtpaths --plugin-dir`, or qmake's answer where qtpaths is not installed), or $(PREFIX)/lib/<multiarch>/qt5/plugins for a prefix in your
-# home (QT_PLUGIN_PATH finds it, README.md). Without the KF5 development files this says so and
-# installs nothing.
-DOLPHIN_PLUGINDIR ?= $(if $(filter $(HOME)/%,$(PREFIX)),$(DESTDIR)$(PREFIX)/lib/$(MULTIARCH)/qt5/plugins,$(DESTDIR)$(shell qtpaths --plugin-dir 2>/dev/null || qmake -query QT_INSTALL_PLUGINS 2>/dev/null))
+# The Dolphin plugins into $(DOLPHIN_PLUGINDIR)/kfN/{overlayicon,kfileitemaction}, N the KDE
+# Frameworks CMake builds against (KF6 when found, else KF5: Clients/dolphin/CMakeLists.txt): Qt's own plugin directory (`qtpaths --plugin-dir`, qtpaths6
+# for Qt 6, or qmake's answer where qtpaths is not installed), or
+# $(PREFIX)/lib/<multiarch>/qtN/plugins for a prefix in your home (QT_PLUGIN_PATH finds it,
+# README.md). Without the KDE Frameworks development files this says so and installs nothing.
+# What CMake chose, asked once (it configures the build directory) and only when needed.
+DOLPHIN_QT = $(eval DOLPHIN_QT := $$(shell $$(DOLPHIN_CMAKE) > /dev/null 2>&1 && cat $$(DOLPHIN_BUILD)/qt-major))$(DOLPHIN_QT)
+DOLPHIN_QT_SUFFIX = $(if $(filter 6,$(DOLPHIN_QT)),6)
+DOLPHIN_PLUGINDIR ?= $(if $(filter $(HOME)/%,$(PREFIX)),$(DESTDIR)$(PREFIX)/lib/$(MULTIARCH)/qt$(DOLPHIN_QT)/plugins,$(DESTDIR)$(shell \
+  qtpaths$(DOLPHIN_QT_SUFFIX) --plugin-dir 2>/dev/null || qmake$(DOLPHIN_QT_SUFFIX) -query QT_INSTALL_PLUGINS 2>/dev/null))
+KF := kf$(DOLPHIN_QT)
 install-dolphin:
 	@mkdir -p $(SCRATCH); \
-	if ! $(DOLPHIN_CMAKE) > $(SCRATCH)/dolphin-cmake.log 2>&1 || [ -z "$(DOLPHIN_PLUGINDIR)" ]; then \
-	  echo "Dolphin plugins skipped: no KF5/Qt 5 development files (apt-get install libkf5kio-dev extra-cmake-modules qtbase5-dev cmake g++; $(SCRATCH)/dolphin-cmake.log says more)"; \
+	if ! $(DOLPHIN_CMAKE) > $(SCRATCH)/dolphin-cmake.log 2>&1 || [ -z "$(DOLPHIN_QT)" ] || [ -z "$(DOLPHIN_PLUGINDIR)" ]; then \
+	  echo "Dolphin plugins skipped: no KDE Frameworks development files (apt-get install libkf5kio-dev extra-cmake-modules qtbase5-dev cmake g++, on Debian 13 libkf6kio-dev qt6-base-dev; $(SCRATCH)/dolphin-cmake.log says more)"; \
 	  exit 0; \
 	fi; \
 	cmake --build $(DOLPHIN_BUILD) -j2 > $(SCRATCH)/dolphin-build.log 2>&1 || { cat $(SCRATCH)/dolphin-build.log; exit 1; }; \
-	install -d $(DOLPHIN_PLUGINDIR)/kf5/overlayicon $(DOLPHIN_PLUGINDIR)/kf5/kfileitemaction && \
-	install -s -m 644 $(DOLPHIN_BUILD)/bin/kf5/overlayicon/syncbadge_overlay.so $(DOLPHIN_PLUGINDIR)/kf5/overlayicon/ && \
-	install -s -m 644 $(DOLPHIN_BUILD)/bin/kf5/kfileitemaction/syncbadge_actions.so $(DOLPHIN_PLUGINDIR)/kf5/kfileitemaction/ && \
-	echo "Dolphin plugins in $(DOLPHIN_PLUGINDIR)/kf5/{overlayicon,kfileitemaction}; restart Dolphin"
+	install -d $(DOLPHIN_PLUGINDIR)/$(KF)/overlayicon $(DOLPHIN_PLUGINDIR)/$(KF)/kfileitemaction && \
+	install -s -m 644 $(DOLPHIN_BUILD)/bin/$(KF)/overlayicon/syncbadge_overlay.so $(DOLPHIN_PLUGINDIR)/$(KF)/overlayicon/ && \
+	install -s -m 644 $(DOLPHIN_BUILD)/bin/$(KF)/kfileitemaction/syncbadge_actions.so $(DOLPHIN_PLUGINDIR)/$(KF)/kfileitemaction/ && \
+	echo "Dolphin plugins ($(KF)) in $(DOLPHIN_PLUGINDIR)/$(KF)/{overlayicon,kfileitemaction}; restart Dolphin"
 
 uninstall-dolphin:
-	rm -f $(DOLPHIN_PLUGINDIR)/kf5/overlayicon/syncbadge_overlay.so $(DOLPHIN_PLUGINDIR)/kf5/kfileitemaction/syncbadge_actions.so
+	rm -f $(DOLPHIN_PLUGINDIR)/$(KF)/overlayicon/syncbadge_overlay.so $(DOLPHIN_PLUGINDIR)/$(KF)/kfileitemaction/syncbadge_actions.so
 
 # vifm's column (Examples/vifm): the plugin and its helper under $(VIFM_SHARE)/syncbadge/vifm
 # (the helper finds the Python package at ../../python); README there says how vifm loads it.
@@ -309,19 +319,19 @@ install-vifm:
 	install -m 644 Clients/python/syncbadge/*.py $(VIFM_SHARE)/syncbadge/python/syncbadge/
 
 # The extension and the emblems into your own ~/.local/share, the Dolphin plugins into
-# $(USER_PREFIX)/lib/<multiarch>/qt5/plugins (~/.local unless PREFIX=P is given; the emblems also go
+# $(USER_PREFIX)/lib/<multiarch>/qtN/plugins (~/.local unless PREFIX=P is given; the emblems also go
 # to P/share then) and vifm's column: nothing else (no Swift build).
 USER_SHARE := $(or $(XDG_DATA_HOME),$(HOME)/.local/share)
 USER_PREFIX := $(if $(filter command line,$(origin PREFIX)),$(PREFIX),$(HOME)/.local)
 install-user:
 	$(MAKE) install-filemanagers FM_SHARE=$(USER_SHARE) FM_EXT_SHARE=$(USER_SHARE)
-	$(MAKE) install-dolphin DOLPHIN_PLUGINDIR=$(USER_PREFIX)/lib/$(MULTIARCH)/qt5/plugins
+	$(MAKE) install-dolphin DOLPHIN_PLUGINDIR=$(USER_PREFIX)/lib/$(MULTIARCH)/qt$(DOLPHIN_QT)/plugins
 	@if [ "$(abspath $(USER_PREFIX)/share)" != "$(abspath $(USER_SHARE))" ]; then $(MAKE) install-emblems FM_SHARE=$(USER_PREFIX)/share; fi
 	$(MAKE) install-vifm VIFM_SHARE=$(USER_SHARE)
 
 uninstall-user:
 	$(MAKE) uninstall-filemanagers FM_SHARE=$(USER_SHARE) FM_EXT_SHARE=$(USER_SHARE)
-	$(MAKE) uninstall-dolphin DOLPHIN_PLUGINDIR=$(USER_PREFIX)/lib/$(MULTIARCH)/qt5/plugins
+	$(MAKE) uninstall-dolphin DOLPHIN_PLUGINDIR=$(USER_PREFIX)/lib/$(MULTIARCH)/qt$(DOLPHIN_QT)/plugins
 	rm -rf $(USER_SHARE)/syncbadge/vifm
 	@# The Python package too, unless `make install` put more there (the ranger plugin uses it).
 	@if [ "$$(ls $(USER_SHARE)/syncbadge 2>/dev/null)" = python ]; then rm -rf $(USER_SHARE)/syncbadge; fi
@@ -348,25 +358,66 @@ uninstall: uninstall-filemanagers uninstall-dolphin
 # made there before is reused. The Swift toolchain must be on the PATH (Debian has none).
 # Dolphin's package is built when Clients/dolphin is there, the git adapter's when
 # `make release` builds syncbadge-git (build profiles pkg.syncbadge.dolphin, pkg.syncbadge.git).
+# DIST=trixie: the packages for Debian 13 into dist/trixie, built by dpkg-buildpackage in the
+# Debian 13 root of `make root` (KF6 Dolphin plugins compiled there, dpkg-shlibdeps against its
+# libraries), with the Swift binaries of this machine's `make release` (static Swift runtime: they
+# need only glibc, SQLite and libinotifytools, which Debian 13 has).
 APT_PACKAGES_DEB := debhelper dh-python dpkg-dev fakeroot lintian python3 librsvg2-bin
 DEB_PROFILES = $(subst $(eval) ,$(comma),$(strip \
   $(if $(wildcard Clients/dolphin/CMakeLists.txt),pkg.syncbadge.dolphin) \
   $(if $(shell sed -n '/^release:/,/^$$/p' Makefile | grep syncbadge-git),pkg.syncbadge.git)))
 comma := ,
+DIST ?=
+DEB_DIR = dist$(if $(DIST),/$(DIST))
+# In the root: the host's release binaries and man pages (the checkout is at the same path there),
+# the Dolphin plugins in a build directory of their own (the host's is KF5).
+DEB_RULES_ARGS = $(if $(DIST),RELEASE_BIN=$(abspath $(shell $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)) DOLPHIN_BUILD=$(SCRATCH)/dolphin-$(DIST))
+DPKG_BUILDPACKAGE = dpkg-buildpackage -b -us -uc $(if $(DEB_PROFILES),-P$(DEB_PROFILES)) \
+  --buildinfo-option=-u$(DEB_DIR) --buildinfo-file=$(DEB_DIR)/syncbadge.buildinfo \
+  --changes-option=-u$(DEB_DIR) --changes-file=$(DEB_DIR)/syncbadge.changes \
+  --rules-file='debian/rules SCRATCH=$(SCRATCH) DEB_DIR=$(DEB_DIR) $(DEB_RULES_ARGS)'
 # deps first: dpkg-buildpackage checks the build dependencies before debian/rules runs.
-deb: deps
+deb:
+ifeq ($(DIST),)
+	$(MAKE) deps
 	$(MAKE) deps APT_PACKAGES="$(APT_PACKAGES_DEB)" APT_PACKAGES_LEAN=
-	rm -rf dist && mkdir -p dist
-	dpkg-buildpackage -b -us -uc $(if $(DEB_PROFILES),-P$(DEB_PROFILES)) \
-	  --buildinfo-option=-udist --buildinfo-file=dist/syncbadge.buildinfo \
-	  --changes-option=-udist --changes-file=dist/syncbadge.changes \
-	  --rules-file='debian/rules SCRATCH=$(SCRATCH)'
-	@ls -l dist/*.deb
+	rm -f dist/*.deb dist/syncbadge.buildinfo dist/syncbadge.changes && mkdir -p dist
+	$(DPKG_BUILDPACKAGE)
+else
+	$(MAKE) release
+	$(MAKE) root DIST=$(DIST)
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)
+	Tests/Packaging/in-root.sh $(DIST) $(DPKG_BUILDPACKAGE)
+endif
+	@ls -l $(DEB_DIR)/*.deb
+
+# A minimal Debian root of release DIST (default trixie, Debian 13) with what `make deb DIST=...`
+# and `make test-package DIST=...` need in it (Tests/Packaging/$(DIST).packages), built by
+# mmdebstrap from the archive this machine's apt configuration names, cached in
+# /var/cache/syncbadge and rebuilt only when that list changes (Tests/Packaging/debian-root.sh).
+APT_PACKAGES_ROOT := mmdebstrap
+root:
+	$(MAKE) deps APT_PACKAGES="$(APT_PACKAGES_ROOT)" APT_PACKAGES_LEAN=
+	Tests/Packaging/debian-root.sh $(or $(DIST),trixie)
 
 # The packages installed with apt, used, and purged (Tests/Packaging/test-package.sh): it changes
 # the system's packages, so it runs only with CI=true or SYNCBADGE_TEST_PACKAGE=1.
+# DIST=trixie: `make deb DIST=trixie`, then the same test in a throwaway overlay of the Debian 13
+# root (nothing of the host's packages changes, so it needs neither), with the file managers' own
+# tests against the installed packages under Xvfb there, whose windows become
+# docs/images/dolphin-kf6.png and nautilus-48.png.
 test-package:
+ifeq ($(DIST),)
 	SCRATCH=$(SCRATCH) MAKE="$(MAKE)" Tests/Packaging/test-package.sh
+else
+	$(MAKE) deb DIST=$(DIST)
+	rm -rf $(SCRATCH)/screenshots-$(DIST) && mkdir -p $(SCRATCH)/screenshots-$(DIST)
+	SYNCBADGE_TEST_PACKAGE=1 SYNCBADGE_DEB_DIR=$(DEB_DIR) SYNCBADGE_TEST_GUI=1 \
+	  SYNCBADGE_SCREENSHOTS=$(abspath $(SCRATCH))/screenshots-$(DIST) \
+	  Tests/Packaging/in-root.sh $(DIST) env SCRATCH=$(SCRATCH) Tests/Packaging/test-package.sh
+	$(if $(filter trixie,$(DIST)),cp $(SCRATCH)/screenshots-$(DIST)/dolphin.png docs/images/dolphin-kf6.png && \
+	  cp $(SCRATCH)/screenshots-$(DIST)/nautilus.png docs/images/nautilus-48.png)
+endif
 
 clean:
 	rm -rf $(SCRATCH)

@@ -705,7 +705,11 @@ def refresh_icon_theme():
             gi.require_version("Gdk", "3.0")
             from gi.repository import Gdk, Gtk
             if Gdk.Screen.get_default() is not None:
-                Gtk.IconTheme.get_default().rescan_if_needed()
+                # Not rescan_if_needed(): it sees only directories that were there when the
+                # theme was loaded, and a user's icon directory is often made by this install
+                # (a packaged install puts the default emblems in /usr/share).
+                theme = Gtk.IconTheme.get_default()
+                theme.set_search_path(theme.get_search_path())
                 return True
     except (ImportError, ValueError, AttributeError) as ex:
         _debug("cannot refresh the icon theme: %r" % ex)

@@ -23,8 +23,6 @@ K_PLUGIN_CLASS_WITH_JSON(SyncBadgeActionPlugin, "syncbadge_actions.json")
 using namespace SyncBadge;
 
 namespace {
-constexpr int MenuWait = 100;  // ms a menu may wait for the daemon (Dolphin is blocked meanwhile)
-
 QVector<MenuEntry> entriesOf(const Reply &reply)
 {
     QVector<MenuEntry> entries;
@@ -79,6 +77,9 @@ ActionCore::ActionCore()
     connect(&m_conn, &Connection::closed, this, [this] {
         m_toolbars.clear();
     });
+    connect(&m_conn, &Connection::attemptEnded, this, [this] {
+        flushWaiting(false);
+    });
     m_conn.start();
 }
 
@@ -88,30 +89,30 @@ void ActionCore::onHello(bool newEpoch)
         m_menus.clear();
     }
     askToolbar();
+    flushWaiting(true);
 }
 
-bool ActionCore::startMenu()
+void ActionCore::whenReady(std::function<void(bool)> f)
 {
-    m_deadline.setRemainingTime(MenuWait);
-    return m_conn.waitReady(left());
-}
-
-int ActionCore::left() const
-{
-    return int(qMax<qint64>(0, m_deadline.remainingTime()));
-}
-
-QVector<Toolbar> ActionCore::toolbars()
-{
-    if (m_toolbarTag != 0 && !m_conn.answered(m_toolbarTag)) {
-        m_conn.wait(m_toolbarTag, left());
+    if (m_conn.ready()) {
+        f(true);
+    } else {
+        m_waiting.append(std::move(f));
     }
-    return m_toolbars;
+}
+
+void ActionCore::flushWaiting(bool ready)
+{
+    QVector<std::function<void(bool)>> waiting;
+    waiting.swap(m_waiting);
+    for (const auto &f : std::as_const(waiting)) {
+        f(ready);
+    }
 }
 
 void ActionCore::askToolbar()
 {
-    m_toolbarTag = m_conn.send("TOOLBAR", {}, {}, [this](const Reply &reply) {
+    m_conn.send("TOOLBAR", {}, {}, [this](const Reply &reply) {
         if (!reply.ok()) {
             return;
         }
@@ -144,36 +145,42 @@ void ActionCore::onPush(const Message &m)
     }
 }
 
-std::optional<QVector<MenuEntry>> ActionCore::menu(const QByteArray &kind, const QVector<QByteArray> &paths, const QByteArray &target,
-                                                   const QByteArray &provider)
+void ActionCore::menu(const QByteArray &kind, const QVector<QByteArray> &paths, const QByteArray &target, const QByteArray &provider,
+                      QObject *context, const MenuDone &done)
 {
     Options options{{"target", target.isEmpty() ? QByteArray() : target}, {"provider", provider.isEmpty() ? QByteArray() : provider}};
     QVector<QByteArray> fields{kind};
     fields += paths;
     const QByteArray key = formatLine("k", "MENU", fields, options);
-    const int tag = m_conn.send("MENU", fields, options, [this, key](const Reply &reply) {
-        if (reply.ok()) {
-            m_menus.insert(key, entriesOf(reply));
-        } else if (reply.final.kind != "CLOSED") {
-            m_menus.insert(key, {});
+    const auto cached = m_menus.constFind(key);
+    const bool fromCache = cached != m_menus.constEnd();
+    if (fromCache) {
+        done(*cached);
+    }
+    // After the cached answer, `done` hears nothing more: the menu is built.
+    const QPointer<QObject> guard(context);
+    const auto answer = [guard, done, fromCache](const std::optional<QVector<MenuEntry>> &entries) {
+        if (!fromCache && guard) {
+            done(entries);
+        }
+    };
+    whenReady([this, fields, options, key, answer](bool ready) {
+        const int tag = !ready ? 0 : m_conn.send("MENU", fields, options, [this, key, answer](const Reply &reply) {
+            std::optional<QVector<MenuEntry>> entries;
+            if (reply.ok()) {
+                entries = entriesOf(reply);
+            } else if (reply.final.kind != "CLOSED") {
+                entries = QVector<MenuEntry>();
+            }
+            if (entries) {
+                m_menus.insert(key, *entries);
+            }
+            answer(entries);
+        });
+        if (tag == 0) {
+            answer(std::nullopt);
         }
     });
-    const auto cached = m_menus.constFind(key);
-    if (cached != m_menus.constEnd()) {
-        return *cached;
-    }
-    if (tag == 0) {
-        return std::nullopt;
-    }
-    if (!m_conn.wait(tag, left())) {
-        debug(QStringLiteral("MENU %1: no answer within %2 ms").arg(QString::fromUtf8(kind)).arg(MenuWait));
-        return std::nullopt;
-    }
-    const auto answered = m_menus.constFind(key);
-    if (answered == m_menus.constEnd()) {
-        return std::nullopt;
-    }
-    return *answered;
 }
 
 void ActionCore::action(const QByteArray &id, const QString &title, const QVector<QByteArray> &paths, const QByteArray &target,
@@ -292,32 +299,37 @@ QList<QAction *> SyncBadgeActionPlugin::actions(const KFileItemListProperties &f
             return {};
         }
     }
-    if (!core->startMenu()) {
+    if (!core->reachable()) {
         debug(QStringLiteral("no menu for %1 paths: no daemon answers").arg(urls.size()));
         return {};
     }
     if (urls.size() == 1 && fileItemInfos.isDirectory() && isViewedDirectory(parentWidget, urls.first())) {
         // The background: the directory's own items, then each engine's toolbar item.
         const QByteArray dir = realPath(urls.first().toLocalFile());
-        const auto entries = core->menu("container", {}, dir);
-        QList<QAction *> actions;
         QStringList said;
-        if (entries && !entries->isEmpty()) {
-            actions.append(submenu(QStringLiteral("Sync"), *entries, {}, dir, QByteArray(), parentWidget)->menuAction());
-        }
-        for (const Toolbar &toolbar : core->toolbars()) {
-            const auto tools = core->menu("toolbar", {}, dir, toolbar.provider);
-            if (!tools) {
-                continue;
-            }
-            QMenu *menu = submenu(toolbar.name.isEmpty() ? QStringLiteral("Sync engine") : toolbar.name, *tools, {}, dir, toolbar.provider, parentWidget);
-            menu->menuAction()->setToolTip(toolbar.tooltip);
-            actions.append(menu->menuAction());
+        const QVector<Toolbar> toolbars = core->toolbars();
+        for (const Toolbar &toolbar : toolbars) {
             said.append(toolbar.name);
         }
-        debug(QStringLiteral("background menu for %1: %2; toolbar items: %3")
-                  .arg(urls.first().toLocalFile(), entries ? QString::number(entries->size()) + QStringLiteral(" items") : QStringLiteral("no answer"),
-                       said.join(QLatin1String(", "))));
+        const QString where = urls.first().toLocalFile();
+        const QString tools = said.join(QLatin1String(", "));
+        QList<QAction *> actions;
+        QMenu *sync = submenu(QStringLiteral("Sync"), "container", {}, dir, QByteArray(), parentWidget, true,
+                              [where, tools](const std::optional<QVector<MenuEntry>> &entries) {
+                                  debug(QStringLiteral("background menu for %1: %2; toolbar items: %3")
+                                            .arg(where, entries ? QString::number(entries->size()) + QStringLiteral(" items") : QStringLiteral("no answer"), tools));
+                              });
+        if (sync->menuAction()->isVisible()) {
+            actions.append(sync->menuAction());
+        }
+        for (const Toolbar &toolbar : toolbars) {
+            QMenu *menu = submenu(toolbar.name.isEmpty() ? QStringLiteral("Sync engine") : toolbar.name, "toolbar", {}, dir, toolbar.provider,
+                                  parentWidget, false, {});
+            menu->menuAction()->setToolTip(toolbar.tooltip);
+            if (menu->menuAction()->isVisible()) {
+                actions.append(menu->menuAction());
+            }
+        }
         return actions;
     }
     // A selection: paths by their directories' real paths, as the daemon knows them.
@@ -334,34 +346,31 @@ QList<QAction *> SyncBadgeActionPlugin::actions(const KFileItemListProperties &f
         paths.append((dir == "/" ? QByteArray() : dir) + '/' + QFile::encodeName(path.mid(slash + 1)));
     }
     const QByteArray target = dirs.size() == 1 ? *dirs.begin() : QByteArray();
-    const auto entries = core->menu("items", paths, target);
-    QStringList ids;
-    for (const MenuEntry &e : entries.value_or(QVector<MenuEntry>())) {
-        ids.append(QString::fromUtf8(e.id));
-    }
-    debug(QStringLiteral("menu items for %1 paths: %2").arg(paths.size()).arg(entries ? ids.join(QLatin1Char(' ')) : QStringLiteral("(no answer)")));
-    if (!entries || entries->isEmpty()) {
+    const int count = paths.size();
+    QMenu *sync = submenu(QStringLiteral("Sync"), "items", paths, target, QByteArray(), parentWidget, true,
+                          [count](const std::optional<QVector<MenuEntry>> &entries) {
+                              QStringList ids;
+                              for (const MenuEntry &e : entries.value_or(QVector<MenuEntry>())) {
+                                  ids.append(QString::fromUtf8(e.id));
+                              }
+                              debug(QStringLiteral("menu items for %1 paths: %2").arg(count).arg(entries ? ids.join(QLatin1Char(' ')) : QStringLiteral("(no answer)")));
+                          });
+    if (!sync->menuAction()->isVisible()) {
         return {};
     }
-    return {submenu(QStringLiteral("Sync"), *entries, paths, target, QByteArray(), parentWidget)->menuAction()};
+    return {sync->menuAction()};
 }
 
-QMenu *SyncBadgeActionPlugin::submenu(const QString &title, const QVector<MenuEntry> &entries, const QVector<QByteArray> &paths,
-                                      const QByteArray &target, const QByteArray &provider, QWidget *parentWidget)
+QMenu *SyncBadgeActionPlugin::submenu(const QString &title, const QByteArray &kind, const QVector<QByteArray> &paths, const QByteArray &target,
+                                      const QByteArray &provider, QWidget *parentWidget, bool hideEmpty,
+                                      const std::function<void(const std::optional<QVector<MenuEntry>> &)> &said)
 {
     auto *menu = new QMenu(title, parentWidget);
     menu->setIcon(QIcon::fromTheme(QStringLiteral("emblem-syncbadge-synced")));
     m_menus.append(menu);
-    for (const MenuEntry &entry : entries) {
-        QAction *action = menu->addAction(entry.title);
-        action->setEnabled(entry.enabled);
-        action->setObjectName(QString::fromUtf8(entry.id));
-        const QByteArray id = entry.id;
-        const QString label = entry.title;
-        connect(action, &QAction::triggered, ActionCore::instance(), [id, label, paths, target, provider] {
-            ActionCore::instance()->action(id, label, paths, target, provider);
-        });
-    }
+    // Until the daemon answers (a few milliseconds on a local socket): one disabled line.
+    QAction *waiting = menu->addAction(QStringLiteral("Asking syncbadged…"));
+    waiting->setEnabled(false);
     if (debugEnabled()) {
         // Where the items are on the screen, for the tests to click.
         logPlace(nullptr, menu->menuAction(), title, 0);
@@ -371,9 +380,33 @@ QMenu *SyncBadgeActionPlugin::submenu(const QString &title, const QVector<MenuEn
             }
         });
     }
+    ActionCore::instance()->menu(kind, paths, target, provider, menu,
+                                 [menu, waiting, paths, target, provider, hideEmpty, said](const std::optional<QVector<MenuEntry>> &entries) {
+        if (said) {
+            said(entries);
+        }
+        delete waiting;
+        if (!entries || (hideEmpty && entries->isEmpty())) {
+            menu->menuAction()->setVisible(false);
+            return;
+        }
+        for (const MenuEntry &entry : *entries) {
+            QAction *action = menu->addAction(entry.title);
+            action->setEnabled(entry.enabled);
+            action->setObjectName(QString::fromUtf8(entry.id));
+            const QByteArray id = entry.id;
+            const QString label = entry.title;
+            connect(action, &QAction::triggered, ActionCore::instance(), [id, label, paths, target, provider] {
+                ActionCore::instance()->action(id, label, paths, target, provider);
+            });
+            if (debugEnabled() && menu->isVisible()) {
+                // Filled while on the screen: aboutToShow has been and gone.
+                logPlace(menu, action, action->objectName(), 0);
+            }
+        }
+    });
     return menu;
 }
-
 void SyncBadgeActionPlugin::logPlace(QMenu *menu, QAction *action, const QString &what, int tries)
 {
     QPointer<QAction> guard(action);
@@ -383,7 +416,12 @@ void SyncBadgeActionPlugin::logPlace(QMenu *menu, QAction *action, const QString
         }
         QMenu *shown = menu;
         if (!shown) {
-            for (QWidget *w : guard->associatedWidgets()) {
+#if QT_VERSION >= QT_VERSION_CHECK(6, 0, 0)
+            const auto widgets = guard->associatedObjects();
+#else
+            const auto widgets = guard->associatedWidgets();
+#endif
+            for (QObject *w : widgets) {
                 auto *m = qobject_cast<QMenu *>(w);
                 if (m && m->isVisible()) {
                     shown = m;

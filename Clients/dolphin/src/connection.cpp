@@ -146,6 +146,7 @@ void Connection::lost(const QString &reason)
             p.callback(p.reply);
         }
     }
+    Q_EMIT attemptEnded();
     if (m_oneShot) {
         Q_EMIT closed(reason);
         return;
@@ -256,48 +257,6 @@ int Connection::send(const QByteArray &verb, const QVector<QByteArray> &fields, 
     m_order.append(tag);
     m_socket->write(formatLine(QByteArray::number(tag), verb, fields, options));
     return tag;
-}
-
-bool Connection::waitReady(int msec)
-{
-    if (m_ready) {
-        return true;
-    }
-    QElapsedTimer clock;
-    clock.start();
-    if (!m_socket) {
-        m_retry.stop();
-        connectNow();
-    }
-    if (m_socket && m_socket->state() != QLocalSocket::ConnectedState) {
-        m_socket->waitForConnected(msec);
-    }
-    if (m_helloTag != 0 && !m_ready) {
-        wait(m_helloTag, msec - int(clock.elapsed()));
-    }
-    return m_ready;
-}
-
-bool Connection::wait(int tag, int msec)
-{
-    QElapsedTimer clock;
-    clock.start();
-    if (m_socket) {
-        m_socket->flush();
-    }
-    while (!answered(tag)) {
-        const int left = msec - int(clock.elapsed());
-        if (left <= 0 || !m_socket) {
-            return answered(tag);
-        }
-        // readyRead is emitted from inside waitForReadyRead, which runs onReadyRead.
-        if (!m_socket->waitForReadyRead(left)) {
-            if (m_socket && m_socket->state() != QLocalSocket::ConnectedState) {
-                lost(QStringLiteral("the daemon closed the connection"));
-            }
-        }
-    }
-    return true;
 }
 
 }  // namespace SyncBadge

@@ -5,7 +5,6 @@
 
 #include "wire.h"
 
-#include <QElapsedTimer>
 #include <QHash>
 #include <QLocalSocket>
 #include <QObject>
@@ -44,21 +43,22 @@ public:
     QByteArray epoch() const { return m_epoch; }
     bool hasCap(const QByteArray &cap) const { return m_caps.contains(cap); }
 
+    // A socket is there, connecting or connected: HELLO's answer (hello()) or its loss
+    // (attemptEnded()) comes.
+    bool connecting() const { return m_socket != nullptr; }
+
     // Sends a request once HELLO was answered; returns its tag number, or 0 when not ready.
+    // The answer comes to `callback` from the event loop: nothing here waits for the daemon.
     int send(const QByteArray &verb, const QVector<QByteArray> &fields, const Options &options = {}, Callback callback = {});
-    // Blocks at most `msec` for the answer of request `tag` (menus may wait that long, the
-    // event loop does not run meanwhile). True when it was answered.
-    bool wait(int tag, int msec);
-    bool answered(int tag) const { return tag != 0 && !m_pending.contains(tag); }
-    // Connects now if not connected, and blocks at most `msec` for HELLO's answer (a menu built
-    // before the connection is up). True when ready.
-    bool waitReady(int msec);
 
 Q_SIGNALS:
     // HELLO was answered; `newEpoch`: another daemon than before (or the first).
     void hello(bool newEpoch);
     void push(const SyncBadge::Message &message);
     void closed(const QString &reason);
+    // The socket went, whether HELLO had been answered or not (every lost connection or failed
+    // attempt; closed() only for a connection that was ready, or a one-shot's).
+    void attemptEnded();
 
 private:
     void connectNow();

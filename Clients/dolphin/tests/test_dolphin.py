@@ -3,8 +3,9 @@
 Run by `make test-dolphin` (a step of `make test`): under xvfb-run, with /usr/bin/python3. With
 the daemon on a private socket:
 
-1. the plugins and the emblems are installed by `make install-user PREFIX=<tmp>` as a user would,
-   and Dolphin started with the README's QT_PLUGIN_PATH on a root (Breeze icons, as in Plasma);
+1. the plugins (KF5 or KF6, as CMake found) and the emblems are installed by `make install-user
+   PREFIX=<tmp>` as a user would, and Dolphin started with the README's QT_PLUGIN_PATH on a root
+   (Breeze icons, as in Plasma), or with SYNCBADGE_TEST_INSTALLED=1 the package's plugins;
    with no daemon yet the plugin says so once, and Dolphin shows the files;
 2. the daemon starts, a provider sets every state: each state's emblem is found on the
    screenshot by its colour, in the order of the files (so next to its file), none for `unknown`;
@@ -25,6 +26,7 @@ DIR/dolphin.png (make screenshots).
 
 import os
 import re
+import glob
 import shutil
 import subprocess
 import sys
@@ -46,6 +48,7 @@ ICON = (-18, -18)
 KDEGLOBALS = "[Icons]\nTheme=breeze\n"
 
 PREFIX = None
+QT = None
 
 
 class Dolphin(fs.FileManager):
@@ -57,24 +60,30 @@ def multiarch():
                           universal_newlines=True).stdout.strip()
 
 
+def plugin_dirs():
+    """The Qt plugin directories the plugins are in: the prefix's (make install-user PREFIX=P,
+    found through QT_PLUGIN_PATH as the README says), or Qt's own with fmscenario.INSTALLED (the
+    package's), each with its kf5/ or kf6/ namespace."""
+    base = os.path.join(PREFIX, "lib", multiarch()) if not sc.INSTALLED else os.path.join("/usr/lib", multiarch())
+    return sorted(glob.glob(os.path.join(base, "qt[56]", "plugins", "kf[56]", "overlayicon", "syncbadge_overlay.so")))
+
+
 def setUpModule():
-    global PREFIX
+    global PREFIX, QT
     sc.require("xvfb-run -a -s '-screen 0 1280x800x24' (make test-dolphin)")
     if shutil.which("dolphin", path="/usr/bin:/bin") is None:
         raise RuntimeError("dolphin is not installed (make deps)")
-    # As the README tells a user: make install-user PREFIX=P, then QT_PLUGIN_PATH. GIO_USE_VFS:
-    # rsvg-convert would otherwise start gvfsd on a session bus.
+    # As the README tells a user: make install-user PREFIX=P, then QT_PLUGIN_PATH.
     PREFIX = tempfile.mkdtemp(prefix="syncbadge-dolphin-prefix-")
-    scratch = ["SCRATCH=" + os.environ["SYNCBADGE_SCRATCH"]] if os.environ.get("SYNCBADGE_SCRATCH") else []
-    r = subprocess.run(["make", "-s", "-C", REPO, "install-user", "PREFIX=" + PREFIX,
-                        "XDG_DATA_HOME=" + os.path.join(PREFIX, "share")] + scratch,
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=dict(os.environ, GIO_USE_VFS="local"))
-    if r.returncode != 0:
-        raise RuntimeError("make install-user failed:\n" + r.stdout.decode(errors="replace"))
-    plugins = os.path.join(PREFIX, "lib", multiarch(), "qt5", "plugins", "kf5")
-    for plugin in ("overlayicon/syncbadge_overlay.so", "kfileitemaction/syncbadge_actions.so"):
-        if not os.path.isfile(os.path.join(plugins, plugin)):
-            raise RuntimeError("make install-user did not install %s:\n%s" % (plugin, r.stdout.decode(errors="replace")))
+    scratch = {"SCRATCH": os.environ["SYNCBADGE_SCRATCH"]} if os.environ.get("SYNCBADGE_SCRATCH") else {}
+    said = sc.install_user(os.path.join(PREFIX, "share"), PREFIX=PREFIX, **scratch)[1]
+    found = plugin_dirs()
+    if len(found) != 1:
+        raise RuntimeError("not one SyncBadge overlay plugin but %r:\n%s" % (found, said))
+    plugins = os.path.dirname(os.path.dirname(found[0]))
+    QT = plugins.split(os.sep)[-3][2:]   # qt5 or qt6: the Dolphin of this system loads that one
+    if not os.path.isfile(os.path.join(plugins, "kfileitemaction", "syncbadge_actions.so")):
+        raise RuntimeError("no syncbadge_actions.so beside %s:\n%s" % (found[0], said))
 
 
 def tearDownModule():
@@ -92,10 +101,10 @@ class DolphinTests(sc.Scenario, unittest.TestCase):
 
     def scenario(self):
         root = self.make_root()
+        more = {} if sc.INSTALLED else dict(QT_PLUGIN_PATH=os.path.join(PREFIX, "lib", multiarch(), "qt" + QT, "plugins"))
         env = self.session_env(os.path.join(PREFIX, "share"),
-                               QT_PLUGIN_PATH=os.path.join(PREFIX, "lib", multiarch(), "qt5", "plugins"),
                                # Qt's KDE platform theme: the Breeze icons of kdeglobals, as in a Plasma session.
-                               XDG_CURRENT_DESKTOP="KDE", KDE_SESSION_VERSION="5")
+                               XDG_CURRENT_DESKTOP="KDE", KDE_SESSION_VERSION=QT, **more)
         with open(os.path.join(env["XDG_CONFIG_HOME"], "kdeglobals"), "w") as f:
             f.write(KDEGLOBALS)
 
@@ -202,9 +211,8 @@ class DolphinTests(sc.Scenario, unittest.TestCase):
 
     def open_menu(self, x, y, expected):
         """Right-clicks at x,y until the plugin logs the menu `expected` (a regular expression
-        of what follows `syncbadge: `); returns where the log stood before that click. A menu
-        waits for the daemon at most 100 ms: on a loaded machine the first one for a request
-        may come without the daemon's answer, and the next one answers from the cache."""
+        of what follows `syncbadge: `); returns where the log stood before that click. The plugin
+        logs a menu when the daemon's answer fills it (or at once from its cache)."""
         said = r"(?m)^syncbadge: ((?:menu items for \d+ paths|background menu for |no menu for ).*)$"
         for attempt in range(3):
             before = self.shot("before-menu")

@@ -28,9 +28,51 @@ CLOUD_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="320" height="320" v
              '<circle cx="160" cy="160" r="160" fill="#ff6ec7"/></svg>\n')
 COLOURS = dict(fs.BADGE_COLOURS, cloud=CLOUD)
 
+
+def dimmed(colour, alpha=140):
+    """`colour` as drawn at opacity alpha/255 over the view's white, rounded as cairo's 8-bit
+    blend rounds (exact: the blobs are found by exact colour)."""
+    return tuple((c * alpha + 255 * (255 - alpha) + 127) // 255 for c in colour)
+
+
+def emblem_colours(fm_name):
+    """The emblems' colours as `fm_name` draws them: opaque, except in Nautilus 48 and later,
+    which draws emblems at opacity 0.55 (seen on 48.3; 43 draws them opaque)."""
+    if fm_name == "nautilus":
+        out = subprocess.run(["nautilus", "--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             universal_newlines=True).stdout
+        m = re.search(r"(\d+)\.", out)
+        if m and int(m.group(1)) >= 48:
+            return {state: dimmed(c) for state, c in COLOURS.items()}
+    return COLOURS
+
 # The emblems in reading order after live_changes (c-error.txt synced, g-unknown.txt the cloud
 # badge), after the SET that follows the restart (e-pending.txt synced), and with every state
 # set again for the documentation's pictures.
+# SYNCBADGE_TEST_INSTALLED=1: the extensions, plugins and emblems are the ones the packages
+# installed on this system (make test-package DIST=trixie runs the tests so in its Debian 13
+# root); the tests install nothing of their own.
+INSTALLED = os.environ.get("SYNCBADGE_TEST_INSTALLED") == "1"
+
+
+def install_user(share=None, **make_vars):
+    """A private data directory (`share`, else a new one) with what `make install-user` puts
+    there as a user would (the extension, the emblems; `make_vars` passed on), or an empty one
+    with INSTALLED. Returns it and what make said."""
+    share = share or tempfile.mkdtemp(prefix="syncbadge-share-")
+    os.makedirs(share, exist_ok=True)
+    if INSTALLED:
+        return share, ""
+    # GIO_USE_VFS=local: rsvg-convert would otherwise start gvfsd on the session bus, which
+    # complains when the bus goes at the end of the run.
+    r = subprocess.run(["make", "-s", "-C", fs.REPO, "install-user", "XDG_DATA_HOME=" + share] +
+                       ["%s=%s" % kv for kv in sorted(make_vars.items())],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=dict(os.environ, GIO_USE_VFS="local"))
+    if r.returncode != 0:
+        raise RuntimeError("make install-user failed:\n" + r.stdout.decode(errors="replace"))
+    return share, r.stdout.decode(errors="replace")
+
+
 CHANGED = ["synced", "syncing", "synced", "conflict", "pending", "ignored", "cloud"]
 AFTER_RESTART = ["synced", "syncing", "synced", "conflict", "synced", "ignored", "cloud"]
 EVERY = ["synced", "syncing", "error", "conflict", "pending", "ignored", "cloud"]
@@ -49,6 +91,7 @@ class Scenario(object):
     `title` names the file manager in the failures of wait_emblems."""
 
     title = None
+    colours = COLOURS   # as the file manager under test draws them (start_before_daemon)
 
     def run_scenario(self, label, prefix, artifacts, keep=False):
         """scenario() in a new work directory, with the daemon (not started yet) on a socket in it;
@@ -109,6 +152,7 @@ class Scenario(object):
         """Step 0. No daemon yet: the file manager `fm` shows the root, and its client says so
         once. Then the daemon starts."""
         self.fm = fm
+        self.colours = emblem_colours(fm.name)
         fm.start(self.root)
         fm.wait_log(r"^syncbadge: no daemon at %s" % re.escape(self.daemon.socket), 30)
         fm.wait_log(r"^syncbadge: asked about the entries of %s \(no daemon yet\)" % re.escape(self.root), 30)
@@ -241,7 +285,7 @@ class Scenario(object):
 
         def check():
             shot = self.shot(what.replace(" ", "-").replace("'", ""))
-            found = fs.emblems(shot, COLOURS)
+            found = fs.emblems(shot, self.colours)
             seen[:] = [found]
             if [s for s, _, _ in found] == states:
                 return shot, found

@@ -28,8 +28,6 @@ import glob
 import os
 import re
 import shutil
-import subprocess
-import tempfile
 import unittest
 
 import fmscenario as sc
@@ -70,11 +68,7 @@ SHARE = None
 def setUpModule():
     global SHARE
     sc.require("xvfb-run -a -s '-screen 0 1280x800x24' dbus-run-session (make test-filemanagers)")
-    SHARE = tempfile.mkdtemp(prefix="syncbadge-fm-share-")
-    # GIO_USE_VFS=local: rsvg-convert would otherwise start gvfsd on the session bus, which
-    # complains when the bus goes at the end of the run.
-    subprocess.run(["make", "-s", "-C", fs.REPO, "install-user", "XDG_DATA_HOME=" + SHARE], check=True,
-                   stdout=subprocess.DEVNULL, env=dict(os.environ, GIO_USE_VFS="local"))
+    SHARE = sc.install_user()[0]
 
 
 def tearDownModule():
