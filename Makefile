@@ -7,8 +7,9 @@ SWIFT_FLAGS := --scratch-path $(SCRATCH)
 # libinotifytools (no pkg-config file), SQLite for GRDB, inotify-tools for comparisons,
 # socat for poking at the socket by hand, rsync and python3 for the example engine, tmux and
 # the shells and ranger for the terminal clients' tests, syncthing for the Syncthing adapter's,
-# openssl for the certificates of its TLS tests, git for the git adapter's.
-APT_PACKAGES := libinotifytools0-dev inotify-tools libsqlite3-dev socat rsync python3 tmux zsh fish ranger syncthing openssl git
+# openssl for the certificates of its TLS tests, git for the git adapter's,
+# rclone and fuse3 for the rclone adapter's (`rclone mount` of a local directory).
+APT_PACKAGES := libinotifytools0-dev inotify-tools libsqlite3-dev socat rsync python3 tmux zsh fish ranger syncthing openssl git rclone fuse3
 # The file managers' tests (Examples/filemanagers): Nautilus, Nemo and Caja with their Python
 # extension hosts, Xvfb, a session bus, ImageMagick, xdotool, rsvg-convert (the emblems) and
 # notify-send. Installed without their recommends, which would be most of a desktop.

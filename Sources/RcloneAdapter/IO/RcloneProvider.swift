@@ -56,7 +56,7 @@ public final class RcloneProvider {
         daemon = SocketBadgeDaemon(socketPath: socketPath, name: "rclone")
         (stream, continuation) = AsyncStream.makeStream(of: Input.self)
         let c = continuation
-        channel = ProviderChannel(socketPath: socketPath, name: "rclone", menus: Self.menus, toolbar: nil, logger: logger) {
+        channel = ProviderChannel(socketPath: socketPath, name: "rclone", menus: Self.menus, toolbar: nil, addingRoots: true, logger: logger) {
             c.yield(.daemon($0))
         }
         mountWatch = MountWatch(mountPoint: mountPoint) { c.yield(.mount($0)) }
@@ -119,7 +119,7 @@ public final class RcloneProvider {
             schedule(after: d)
         case .claimAndPoll:
             logger.info("\(mountPoint) is mounted: claiming it")
-            do { try daemon.addRoot(mountPoint) } catch { logger.warning("cannot add \(mountPoint) as a root: \(error)") }
+            // The channel adds the root where the daemon does not know it, on each connection.
             channel.follow(roots: [mountPoint])
             hasQueue = nil
             needsRebuild = true
@@ -221,6 +221,9 @@ public final class RcloneProvider {
     /// Every path the daemon holds pending, and every entry of the mount (for the badges of
     /// files nobody changed), judged afresh.
     func rebuild(_ local: LocalFacts) throws {
+        // The claim (on the channel's thread) may not have added the root yet; adding an existing
+        // root changes nothing.
+        try daemon.addRoot(mountPoint)
         tracker.removeAll()
         for (path, gen) in try daemon.pending(root: mountPoint) {
             if let name = relative(path) { tracker.changed(name, gen: gen) }

@@ -3,21 +3,23 @@
 rclone 1.68 path (Debian ships 1.60, which has no vfs/queue).
 
 It answers each rc call (POST /<call>) with the JSON of the current state in the script, a
-JSON object: {"initial": NAME, "states": {NAME: {CALL: ANSWER, ...}, ...}}. A call the state
-does not name gets rclone's own 404 answer ("couldn't find method"). POST /_standin/state with
-{"state": NAME} switches states. Every rc call is appended to the log file as one JSON line
-({"call": CALL, "params": {...}}), so that a test can tell which calls were made, and when none.
+JSON object: {"states": {NAME: {CALL: ANSWER, ...}, ...}}; the current state is the name in
+STATE_FILE, read at each call, so a test switches states by writing that file. A call the
+state does not name gets rclone's own 404 answer ("couldn't find method"). Every call is
+appended to LOG_FILE as one JSON line ({"call": CALL, "params": {...}, "state": NAME}), so that
+a test can tell which calls were made, and when none were. PORT_FILE gets the port it listens
+on (127.0.0.1 only), once it listens.
 
-usage: rc-standin.py SCRIPT PORT_FILE LOG_FILE
+usage: rc-standin.py SCRIPT STATE_FILE PORT_FILE LOG_FILE
 """
 import http.server
 import json
+import os
 import sys
 import threading
 
 script = json.load(open(sys.argv[1]))
-port_file, log_file = sys.argv[2], sys.argv[3]
-state = {"name": script["initial"]}
+state_file, port_file, log_file = sys.argv[2], sys.argv[3], sys.argv[4]
 lock = threading.Lock()
 
 
@@ -39,12 +41,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         params = json.loads(raw or b"{}")
         call = self.path.lstrip("/")
         with lock:
-            if call == "_standin/state":
-                state["name"] = params["state"]
-                return self.answer(200, {})
+            with open(state_file) as f:
+                name = f.read().strip()
             with open(log_file, "a") as log:
-                log.write(json.dumps({"call": call, "params": params, "state": state["name"]}) + "\n")
-            answers = script["states"][state["name"]]
+                log.write(json.dumps({"call": call, "params": params, "state": name}) + "\n")
+            answers = script["states"][name]
         if call in answers:
             return self.answer(200, answers[call])
         self.answer(404, {"error": 'couldn\'t find method "%s"' % call, "input": params, "path": call, "status": 404})
@@ -53,6 +54,5 @@ class Handler(http.server.BaseHTTPRequestHandler):
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 with open(port_file + ".tmp", "w") as f:
     f.write(str(server.server_address[1]))
-import os
 os.rename(port_file + ".tmp", port_file)
 server.serve_forever()
