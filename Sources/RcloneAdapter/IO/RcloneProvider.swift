@@ -89,7 +89,7 @@ public final class RcloneProvider {
         case .changed(let path, let gen, let from):
             guard let name = relative(path) else { return }
             if let from, let old = relative(from) { tracker.changed(old, gen: 0) }
-            tracker.changed(name, gen: gen)
+            tracker.changed(name, gen: gen, at: .now)
             await perform(machine.changed())
         case .resetChanges:
             needsRebuild = true
@@ -178,7 +178,12 @@ public final class RcloneProvider {
             }
             if needsRebuild { try rebuild(local) }
             var verdicts: [String: Verdict] = [:]
-            for name in tracker.names { verdicts[name] = RcloneMapper.verdict(local.facts(name), s) }
+            let now = ContinuousClock.now
+            for name in tracker.names {
+                var f = local.facts(name)
+                f.sinceChange = tracker.entries[name]?.changedAt.map { now - $0 }
+                verdicts[name] = RcloneMapper.verdict(f, s)
+            }
             let sets = tracker.apply(verdicts)
             if !sets.isEmpty {
                 let outcomes = try daemon.set(sets.map { Self.setRequest(absolute($0.name), $0.gen, $0.verdict) })

@@ -1,6 +1,10 @@
 /// rclone's model of one path to its badge state. Pure: every input is in the facts and the
 /// snapshot, so the rules are tested with JSON recorded from real rclone.
 public enum RcloneMapper {
+    /// rclone writes a file's cache metadata as it opens it for writing; a file created through
+    /// the mount may still be without it for a moment (the daemon reports the creation first).
+    public static let metadataSettle = Duration.seconds(2)
+
     public static func verdict(_ f: FileFacts, _ s: RcloneSnapshot) -> Verdict {
         switch f.kind {
         // rclone makes directories and removes files on the remote before the call through the
@@ -21,9 +25,10 @@ public enum RcloneMapper {
             return .pending(q.expiry > 0 ? "queued for upload in \(seconds(q.expiry))" : "queued for upload")
         }
         guard let meta = f.meta else {
-            // Nothing in the cache: the file is the remote's. While rclone still has uploads,
-            // a file being written may not have its metadata yet.
-            return s.busy && s.queue == nil ? .pending("waiting for rclone") : .synced(.cloud)
+            // Nothing in the cache: the file is the remote's, unless it was just written and
+            // rclone has not got to it yet.
+            if let since = f.sinceChange, since < metadataSettle { return .pending("waiting for rclone") }
+            return s.busy && s.queue == nil && f.sinceChange != nil ? .pending("waiting for rclone") : .synced(.cloud)
         }
         if meta.dirty {
             if let e = s.lastError(of: f.name) { return .error(e) }

@@ -5,6 +5,8 @@ public struct Tracker: Sendable, Equatable {
         public var gen: UInt64
         /// What the daemon shows now, as far as the adapter knows (nil: not set by it yet).
         public var shown: Verdict?
+        /// When the daemon reported the change (nil: listed at start, or after an action).
+        public var changedAt: ContinuousClock.Instant?
     }
     public private(set) var entries: [String: Entry] = [:]
 
@@ -14,9 +16,9 @@ public struct Tracker: Sendable, Equatable {
     public var isEmpty: Bool { entries.isEmpty }
 
     /// A change from the daemon's feed (or its `CHANGES` list): the path's newest generation.
-    public mutating func changed(_ name: String, gen: UInt64) {
+    public mutating func changed(_ name: String, gen: UInt64, at time: ContinuousClock.Instant? = nil) {
         if let e = entries[name], e.gen > gen { return }
-        entries[name] = Entry(gen: gen, shown: nil)
+        entries[name] = Entry(gen: gen, shown: nil, changedAt: time ?? entries[name]?.changedAt)
     }
 
     public mutating func forget(_ name: String) { entries[name] = nil }

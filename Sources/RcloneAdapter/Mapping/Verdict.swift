@@ -31,8 +31,13 @@ public struct FileFacts: Sendable, Equatable {
     public var meta: CacheMeta?
     /// Whether the cache's data file exists.
     public var dataCached: Bool
+    /// How long ago the daemon reported the path changed; nil when it did not (a path listed
+    /// at start).
+    public var sinceChange: Duration?
 
-    public init(name: String, kind: Kind, size: Int64 = 0, mtime: Int64 = 0, meta: CacheMeta? = nil, dataCached: Bool = false) {
+    public init(name: String, kind: Kind, size: Int64 = 0, mtime: Int64 = 0, meta: CacheMeta? = nil, dataCached: Bool = false,
+                sinceChange: Duration? = nil) {
         self.name = name; self.kind = kind; self.size = size; self.mtime = mtime; self.meta = meta; self.dataCached = dataCached
+        self.sinceChange = sinceChange
     }
 }
