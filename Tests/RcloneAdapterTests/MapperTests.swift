@@ -112,6 +112,24 @@ func bigBin(_ meta: CacheMeta?, size: Int64 = 600_000, dataCached: Bool = true) 
         #expect(RcloneMapper.verdict(f, s) == .synced(.local))
     }
 
+    /// rclone ends the transfer (it leaves `transferring` and enters `core/transferred`) a
+    /// moment before it marks the file clean in its cache.
+    @Test func aTransferJustEndedIsStillSyncingUntilTheCacheSaysClean() throws {
+        let s = try snapshot(stats: "vfs-stats-uploading", core: "core-stats-idle", transferred: "core-transferred-ok")
+        var dirty = try uploadedMeta()
+        dirty.dirty = true
+        #expect(RcloneMapper.verdict(bigBin(dirty), s) == .syncing(progress: 100, "finishing the upload"))
+        // Written again after that transfer: that upload was of older content.
+        dirty.modTime = "2026-11-27T19:31:59Z"
+        var later = bigBin(dirty)
+        later.mtime = RFC3339.nanoseconds("2026-11-27T19:31:59Z")!
+        #expect(RcloneMapper.verdict(later, s) == .pending("waiting for upload"))
+        // Another size than what went up.
+        dirty = try uploadedMeta()
+        dirty.dirty = true
+        #expect(RcloneMapper.verdict(bigBin(dirty, size: 600_001), s) == .pending("waiting for upload"))
+    }
+
     @Test func changedSinceTheUploadIsPending() throws {
         let s = try snapshot(stats: "vfs-stats-idle", core: "core-stats-idle", transferred: "core-transferred-ok")
         #expect(RcloneMapper.verdict(bigBin(try uploadedMeta(), size: 600_001), s) == .pending("changed since its upload"))

@@ -127,6 +127,13 @@ public final class RcloneProvider {
         case .unclaim:
             timer?.cancel()
             timerNumber += 1
+            // `syncing` was set on the state connection, which the UNCLAIM does not release:
+            // rclone stopped, so those uploads wait for its next start.
+            let uploading = tracker.entries.filter { if case .syncing = $0.value.shown { true } else { false } }.keys.sorted()
+            if !uploading.isEmpty {
+                let sets = uploading.map { SetRequest(.pending, Array(absolute($0).utf8), message: "rclone stopped during the upload: it goes on when rclone mounts again") }
+                do { _ = try daemon.set(sets) } catch { logger.warning("syncbadged: \(error)") }
+            }
             channel.follow(roots: [])
             tracker.removeAll()
             snapshot = nil

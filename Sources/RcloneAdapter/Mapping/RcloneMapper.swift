@@ -32,6 +32,12 @@ public enum RcloneMapper {
         }
         if meta.dirty {
             if let e = s.lastError(of: f.name) { return .error(e) }
+            // The transfer of this very content ended a moment ago: rclone marks the file clean
+            // in its cache right after. Not pending again in between.
+            if let last = s.finished.last(where: { $0.name == f.name }), last.error.isEmpty, last.size == f.size,
+               let done = RFC3339.nanoseconds(last.completedAt), let written = RFC3339.nanoseconds(meta.modTime), done >= written {
+                return .syncing(progress: 100, "finishing the upload")
+            }
             return .pending("waiting for upload")
         }
         // Uploaded: what was uploaded must be what the mount shows now.

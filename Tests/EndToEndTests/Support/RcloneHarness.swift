@@ -30,7 +30,7 @@ final class RcloneMount {
         cacheDir = daemon.temp.sub("cache")
         logFile = daemon.temp.sub("rclone.log")
         for d in [remoteDir, mountPoint, cacheDir] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
-        rcAddr = "127.0.0.1:\(try freePort())"
+        rcAddr = "127.0.0.1:\(try freeLoopbackPort())"
         remoteSpec = remote ?? remoteDir
         self.bwlimit = bwlimit
         try mount()
@@ -113,22 +113,6 @@ final class RcloneMount {
         adapter?.stop(signal: SIGKILL)
         unmount()
     }
-}
-
-/// A TCP port nobody listens on now (the kernel's pick), for rclone's remote control.
-func freePort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    addr.sin_port = 0
-    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let ok = withUnsafeMutablePointer(to: &addr) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
-    }
-    guard ok else { throw HarnessError(description: "no free port") }
-    return Int(UInt16(bigEndian: addr.sin_port))
 }
 
 extension Connection {
