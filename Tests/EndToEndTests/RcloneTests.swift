@@ -120,6 +120,28 @@ struct RcloneEndToEndTests {
         #expect(try String(contentsOfFile: m.remoteDir + "/after.txt", encoding: .utf8) == "after")
     }
 
+    /// syncbadged restarts (a new epoch): the adapter reconnects, claims the mount again and
+    /// reports what is written after, with what it had reported before still there.
+    @Test func daemonRestart() throws {
+        let m = try RcloneMount()
+        var c = try m.daemon.connect()
+        try m.waitUntilFollowed(c)
+        let before = m.mountPoint + "/before.txt"
+        try Data("before".utf8).write(to: URL(fileURLWithPath: before))
+        try c.waitForState(before, "synced", diagnostics: m.diagnostics) { $0.state == .synced }
+        try m.daemon.restart()
+        c = try m.daemon.connect()
+        // The adapter may have claimed it before this connection was made.
+        if try c.request(.roots, timeout: 15).data.first(where: { $0.path == m.mountPoint })?.option("provider") != "rclone" {
+            try c.waitForPush(timeout: 15, "the mount claimed again") { $0.kind == "ROOT" && $0.path == m.mountPoint && $0.option("provider") == "rclone" }
+        }
+        let after = m.mountPoint + "/after.txt"
+        try Data("after".utf8).write(to: URL(fileURLWithPath: after))
+        try c.waitForState(after, "synced after the restart", timeout: 20, diagnostics: m.diagnostics) { $0.state == .synced }
+        #expect(try c.status(before).state == .synced)
+        #expect(m.adapter?.process.isRunning == true)
+    }
+
     /// The adapter is killed while a file uploads: the daemon releases its `syncing`, and the
     /// adapter started again reports the file synced once rclone is done.
     @Test func adapterKilledDuringUpload() throws {

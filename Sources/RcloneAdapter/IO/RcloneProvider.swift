@@ -119,7 +119,10 @@ public final class RcloneProvider {
             schedule(after: d)
         case .claimAndPoll:
             logger.info("\(mountPoint) is mounted: claiming it")
-            // The channel adds the root where the daemon does not know it, on each connection.
+            // Added here, before the claim, so that the claim never meets the root's first scan
+            // (`ERR busy`). A daemon that is down now gets it from the channel, which adds the
+            // root where the daemon does not know it, on each connection.
+            do { try daemon.addRoot(mountPoint) } catch { logger.debug("cannot add \(mountPoint) as a root yet: \(error)") }
             channel.follow(roots: [mountPoint])
             hasQueue = nil
             needsRebuild = true
@@ -204,8 +207,13 @@ public final class RcloneProvider {
                 }
             }
         } catch {
+            // The daemon went away, or the channel has not added the root yet: tried again,
+            // with backoff, until the daemon takes the states.
             logger.warning("syncbadged: \(error)")
             needsRebuild = true
+            updateToolbar()
+            await perform(machine.pollFailed())
+            return
         }
         updateToolbar()
         let unsettled = tracker.entries.values.contains { e in
@@ -233,9 +241,6 @@ public final class RcloneProvider {
     /// Every path the daemon holds pending, and every entry of the mount (for the badges of
     /// files nobody changed), judged afresh.
     func rebuild(_ local: LocalFacts) throws {
-        // The claim (on the channel's thread) may not have added the root yet; adding an existing
-        // root changes nothing.
-        try daemon.addRoot(mountPoint)
         tracker.removeAll()
         for (path, gen) in try daemon.pending(root: mountPoint) {
             if let name = relative(path) { tracker.changed(name, gen: gen) }
