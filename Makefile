@@ -329,7 +329,7 @@ uninstall: uninstall-filemanagers uninstall-dolphin
 	rm -f $(SHARE)/man/man1/syncbadge.1 $(SHARE)/man/man1/syncbadge.*.1 $(SHARE)/man/man1/syncbadged.1 \
 	  $(SHARE)/man/man1/syncbadged.*.1 $(SHARE)/man/man1/syncbadge-syncthing.1 \
 	  $(SHARE)/man/man1/syncbadge-syncthing.*.1 $(SHARE)/man/man1/syncbadge-git.1 $(SHARE)/man/man1/syncbadge-git.*.1 \
-	  $(SHARE)/man/man1/syncbadge-rclone.1
+	  $(SHARE)/man/man1/syncbadge-rclone.1 $(SHARE)/man/man1/syncbadge-rclone.*.1
 	rm -rf $(SHARE)/syncbadge
 
 # Debian packages into dist/ (docs/PACKAGING.md): dpkg-buildpackage and debhelper over the same
