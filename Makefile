@@ -7,8 +7,9 @@ SWIFT_FLAGS := --scratch-path $(SCRATCH)
 # libinotifytools (no pkg-config file), SQLite for GRDB, inotify-tools for comparisons,
 # socat for poking at the socket by hand, rsync and python3 for the example engine, tmux and
 # the shells and ranger for the terminal clients' tests, syncthing for the Syncthing adapter's,
-# openssl for the certificates of its TLS tests, git for the git adapter's.
-APT_PACKAGES := libinotifytools0-dev inotify-tools libsqlite3-dev socat rsync python3 tmux zsh fish ranger syncthing openssl git
+# openssl for the certificates of its TLS tests, git for the git adapter's,
+# rclone and fuse3 for the rclone adapter's (`rclone mount` of a local directory).
+APT_PACKAGES := libinotifytools0-dev inotify-tools libsqlite3-dev socat rsync python3 tmux zsh fish ranger syncthing openssl git rclone fuse3
 # systemd-nspawn boots a container whose systemd user manager runs the hardened units (test-units).
 APT_PACKAGES += systemd-container
 # The file managers' tests (Examples/filemanagers): Nautilus, Nemo and Caja with their Python
@@ -193,7 +194,7 @@ fuzz:
 release: deps
 	# Our products by name: building every product would also link dependencies' dynamic
 	# library products (as GRDB's libGRDB-dynamic.so did), which cannot take a static Swift runtime.
-	for product in syncbadged syncbadge syncbadge-soak syncbadge-syncthing syncbadge-git; do $(SWIFT) build $(RELEASE_FLAGS) --product $$product || exit 1; done
+	for product in syncbadged syncbadge syncbadge-soak syncbadge-syncthing syncbadge-git syncbadge-rclone; do $(SWIFT) build $(RELEASE_FLAGS) --product $$product || exit 1; done
 	# A product SwiftPM thought up to date may still be linked against the shared runtime.
 	for tool in syncbadge syncbadged; do \
 	  bin="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/$$tool"; \
@@ -204,7 +205,7 @@ release: deps
 	# would build them a second time).
 	$(SWIFT) build $(RELEASE_FLAGS) --product generate-manual
 	rm -rf $(SCRATCH)/man && mkdir -p $(SCRATCH)/man
-	for tool in syncbadge syncbadged syncbadge-syncthing syncbadge-git; do \
+	for tool in syncbadge syncbadged syncbadge-syncthing syncbadge-git syncbadge-rclone; do \
 	  "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/generate-manual" \
 	    "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/$$tool" --multi-page --output-directory $(SCRATCH)/man; \
 	done
@@ -223,6 +224,7 @@ install-files:
 	install -s -m 755 $(RELEASE_BIN)/syncbadge $(BIN)/syncbadge
 	install -s -m 755 $(RELEASE_BIN)/syncbadge-syncthing $(BIN)/syncbadge-syncthing
 	install -s -m 755 $(RELEASE_BIN)/syncbadge-git $(BIN)/syncbadge-git
+	install -s -m 755 $(RELEASE_BIN)/syncbadge-rclone $(BIN)/syncbadge-rclone
 	install -m 644 Badges/badges.tsv Badges/*.svg $(SHARE)/syncbadge/badges/
 	install -m 644 Examples/prompt/syncbadge.* $(SHARE)/syncbadge/prompt/
 	install -m 644 Examples/ranger/syncbadge.py $(SHARE)/syncbadge/ranger/
@@ -233,6 +235,7 @@ install-files:
 	install -m 644 Examples/systemd/syncbadged.socket $(UNITS)/syncbadged.socket
 	sed 's|@BINDIR@|$(PREFIX)/bin|' Examples/systemd/syncbadge-syncthing.service > $(UNITS)/syncbadge-syncthing.service
 	sed 's|@BINDIR@|$(PREFIX)/bin|' Examples/systemd/syncbadge-git.service > $(UNITS)/syncbadge-git.service
+	sed 's|@BINDIR@|$(PREFIX)/bin|' Examples/systemd/syncbadge-rclone@.service > $(UNITS)/syncbadge-rclone@.service
 	$(BIN)/syncbadge --generate-completion-script bash > $(SHARE)/bash-completion/completions/syncbadge
 	$(BIN)/syncbadge --generate-completion-script zsh > $(SHARE)/zsh/site-functions/_syncbadge
 	$(BIN)/syncbadge --generate-completion-script fish > $(SHARE)/fish/vendor_completions.d/syncbadge.fish
@@ -243,6 +246,7 @@ install-files:
 	@echo "installed under $(DESTDIR)$(PREFIX); enable on demand start with: systemctl --user enable --now syncbadged.socket"
 	@echo "with Syncthing: systemctl --user enable --now syncbadge-syncthing.service"
 	@echo "with git: syncbadge-git add DIR, then systemctl --user enable --now syncbadge-git.service"
+	@echo "with an rclone mount at DIR: systemctl --user enable --now syncbadge-rclone@\$$(systemd-escape --path DIR).service"
 
 # The file-manager extension: the file and the Python package under $(SHARE)/syncbadge, a link in
 # the extension directory of each file manager on this machine (Nemo and Caja read only
@@ -345,12 +349,14 @@ uninstall-filemanagers:
 
 uninstall: uninstall-filemanagers uninstall-dolphin
 	rm -f $(BIN)/syncbadged $(BIN)/syncbadge $(BIN)/syncbadge-syncthing $(UNITS)/syncbadged.service $(UNITS)/syncbadged.socket \
-	  $(UNITS)/syncbadge-syncthing.service $(BIN)/syncbadge-git $(UNITS)/syncbadge-git.service
+	  $(UNITS)/syncbadge-syncthing.service $(BIN)/syncbadge-git $(UNITS)/syncbadge-git.service \
+	  $(BIN)/syncbadge-rclone $(UNITS)/syncbadge-rclone@.service
 	rm -f $(SHARE)/bash-completion/completions/syncbadge $(SHARE)/zsh/site-functions/_syncbadge \
 	  $(SHARE)/fish/vendor_completions.d/syncbadge.fish
 	rm -f $(SHARE)/man/man1/syncbadge.1 $(SHARE)/man/man1/syncbadge.*.1 $(SHARE)/man/man1/syncbadged.1 \
 	  $(SHARE)/man/man1/syncbadged.*.1 $(SHARE)/man/man1/syncbadge-syncthing.1 \
-	  $(SHARE)/man/man1/syncbadge-syncthing.*.1 $(SHARE)/man/man1/syncbadge-git.1 $(SHARE)/man/man1/syncbadge-git.*.1
+	  $(SHARE)/man/man1/syncbadge-syncthing.*.1 $(SHARE)/man/man1/syncbadge-git.1 $(SHARE)/man/man1/syncbadge-git.*.1 \
+	  $(SHARE)/man/man1/syncbadge-rclone.1 $(SHARE)/man/man1/syncbadge-rclone.*.1
 	rm -rf $(SHARE)/syncbadge
 
 # Debian packages into dist/ (docs/PACKAGING.md): dpkg-buildpackage and debhelper over the same

@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "SyncBadgeClient", targets: ["SyncBadgeClient"]),
         .executable(name: "syncbadge-syncthing", targets: ["syncbadge-syncthing"]),
         .executable(name: "syncbadge-git", targets: ["syncbadge-git"]),
+        .executable(name: "syncbadge-rclone", targets: ["syncbadge-rclone"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -147,6 +148,43 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "GitAdapterTests", dependencies: ["GitAdapter"], swiftSettings: strict),
+        // The rclone adapter: the pure mapping of rclone's rc answers and VFS cache metadata to
+        // badge states (Mapping/), tested with JSON recorded from rclone 1.60.1 and documented for
+        // 1.68; the rc over HTTP, the mount table and the daemon at the edges (IO/). The provider
+        // connection and the state connection are the Syncthing adapter's.
+        .target(
+            name: "RcloneAdapter",
+            dependencies: [
+                "SyncBadgeClient", "SyncBadgeProtocol", "SyncBadgeCore", "SyncthingAdapter",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "syncbadge-rclone",
+            dependencies: [
+                "RcloneAdapter", "SyncBadgeLogging",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "RcloneAdapterTests",
+            dependencies: [
+                "RcloneAdapter",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            // Recorded from rclone 1.60.1, and documented for 1.68, read through #filePath.
+            exclude: ["Fixtures"],
+            swiftSettings: strict
+        ),
         // `make reliability`'s fast-forward soak: the daemon in-process, fed synthetic events.
         .executableTarget(
             name: "syncbadge-soak",
@@ -199,7 +237,7 @@ let package = Package(
         // End-to-end: the real binaries against real temporary directories.
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["SyncBadgeClient", "syncbadged", "syncbadge", "syncbadge-soak", "syncbadge-syncthing", "syncbadge-git"],
+            dependencies: ["SyncBadgeClient", "syncbadged", "syncbadge", "syncbadge-soak", "syncbadge-syncthing", "syncbadge-git", "syncbadge-rclone"],
             swiftSettings: strict
         ),
     ]

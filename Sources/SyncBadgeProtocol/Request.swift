@@ -87,4 +87,9 @@ extension Request {
     public static func defineToolbar(name: String, tooltip: String) -> Request {
         Request(.defineToolbar, [.option("name", name), .option("tooltip", tooltip)])
     }
+
+    /// `DEFINE-BADGE <id> label= glyph= ascii= color=`: a badge of the provider's own.
+    public static func defineBadge(id: String, label: String, glyph: String, ascii: String, color: String) -> Request {
+        Request(.defineBadge, [.word(id), .option("label", label), .option("glyph", glyph), .option("ascii", ascii), .option("color", color)])
+    }
 }

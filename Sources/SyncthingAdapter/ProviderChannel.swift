@@ -42,11 +42,15 @@ public final class ProviderChannel: Sendable {
     let wakeWrite: Int32
     let onPush: @Sendable (DaemonPush) -> Void
     let logger: Logger
+    /// Whether a claim adds the root first when the daemon does not know it (a daemon that
+    /// was down, or started afresh, when the adapter found its folder).
+    let addingRoots: Bool
 
-    public init(socketPath: String, name: String, menus: [MenuDefinition], toolbar: ToolbarDefinition?,
+    public init(socketPath: String, name: String, menus: [MenuDefinition], toolbar: ToolbarDefinition?, addingRoots: Bool = false,
                 logger: Logger, onPush: @escaping @Sendable (DaemonPush) -> Void) {
         self.socketPath = socketPath
         self.name = name
+        self.addingRoots = addingRoots
         self.wanted = Mutex(Wanted(menus: menus, toolbar: toolbar))
         self.logger = logger
         self.onPush = onPush
@@ -188,7 +192,7 @@ public final class ProviderChannel: Sendable {
             }
             for r in roots where !claimed.contains(r) {
                 do {
-                    try s.claim(Array(r.utf8), addingRoot: false)
+                    try s.claim(Array(r.utf8), addingRoot: addingRoots)
                     claimed.insert(r)
                 } catch ClientError.server(let code, let message) {
                     // Not a root yet (the loop adds it first) or claimed by another engine.

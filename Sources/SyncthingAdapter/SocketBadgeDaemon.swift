@@ -35,6 +35,17 @@ public final class SocketBadgeDaemon: BadgeDaemon {
         try withSession { try $0.set(s) }
     }
 
+    /// Pipelined `SET`s, committed together by the daemon: one outcome each (a refusal other
+    /// than `not-found` throws).
+    public func set(_ sets: [SetRequest]) throws -> [SetOutcome] {
+        try withSession { try $0.set(sets) }.map { try $0.get() }
+    }
+
+    /// Any other request on the state connection (`DEFINE-BADGE`, say).
+    public func request(_ r: Request) throws {
+        _ = try withSession { try $0.request(r) }
+    }
+
     public func generation(of path: String) throws -> UInt64? {
         try withSession { try $0.status(Array(path.utf8))?.gen }
     }

@@ -56,7 +56,7 @@ mapfile -t debs < <(ls dist/*.deb)
 packages=()
 for deb in "${debs[@]}"; do packages+=("$(dpkg-deb -f "$deb" Package)"); done
 echo "packages: ${packages[*]} (version $version)"
-for want in syncbadge syncbadge-syncthing python3-syncbadge nautilus-syncbadge nemo-syncbadge caja-syncbadge; do
+for want in syncbadge syncbadge-syncthing syncbadge-rclone python3-syncbadge nautilus-syncbadge nemo-syncbadge caja-syncbadge; do
   check "package $want is built" bash -c "printf '%s\n' ${packages[*]} | grep -qx '$want'"
 done
 if [ -f Clients/dolphin/CMakeLists.txt ]; then
@@ -100,7 +100,7 @@ installed="${packages[*]}"
 for p in "${packages[@]}"; do dpkg -L "$p" > "$work/files-$p"; done
 
 # 5. What each package put where.
-for tool in syncbadged syncbadge syncbadge-syncthing $( [ -e /usr/bin/syncbadge-git ] && echo syncbadge-git ); do
+for tool in syncbadged syncbadge syncbadge-syncthing syncbadge-rclone $( [ -e /usr/bin/syncbadge-git ] && echo syncbadge-git ); do
   check "/usr/bin/$tool --version says $version" bash -c "[ \"\$(/usr/bin/$tool --version)\" = '$version' ]"
 done
 check "Depends of syncbadge come from dpkg-shlibdeps (libsqlite3-0, libinotifytools0)" \
@@ -114,7 +114,8 @@ done
 check "emblem icons in /usr/share/icons/hicolor" bash -c "ls /usr/share/icons/hicolor/scalable/emblems/emblem-syncbadge-*.svg /usr/share/icons/hicolor/48x48/emblems/emblem-syncbadge-*.png"
 check "badges, prompt scripts and the ranger plugin under /usr/share/syncbadge" \
   test -f /usr/share/syncbadge/badges/badges.tsv -a -f /usr/share/syncbadge/prompt/syncbadge.zsh -a -f /usr/share/syncbadge/ranger/syncbadge.py
-check "man pages" test -f /usr/share/man/man1/syncbadge.1.gz -a -f /usr/share/man/man1/syncbadged.1.gz -a -f /usr/share/man/man1/syncbadge-syncthing.1.gz
+check "man pages" test -f /usr/share/man/man1/syncbadge.1.gz -a -f /usr/share/man/man1/syncbadged.1.gz -a -f /usr/share/man/man1/syncbadge-syncthing.1.gz -a -f /usr/share/man/man1/syncbadge-rclone.1.gz
+check "syncbadge-rclone: its templated user unit" test -f "/usr/lib/systemd/user/syncbadge-rclone@.service"
 check "completions (bash, zsh, fish)" test -f /usr/share/bash-completion/completions/syncbadge -a -f /usr/share/zsh/vendor-completions/_syncbadge -a -f /usr/share/fish/vendor_completions.d/syncbadge.fish
 if printf '%s\n' "${packages[@]}" | grep -qx dolphin-syncbadge; then
   check "dolphin-syncbadge: the plugins in Qt's plugin directory" \
