@@ -18,6 +18,9 @@ APT_PACKAGES_LEAN := nautilus python3-nautilus nemo nemo-python caja python3-caj
 # Breeze (Plasma's icon theme, which has no emblem-default: the tests draw what users see); vifm
 # for its column (Examples/vifm).
 APT_PACKAGES_LEAN += dolphin libkf5kio-dev extra-cmake-modules qtbase5-dev cmake g++ breeze-icon-theme vifm
+# syncbadge-tray (Clients/tray): GLib's Gio for Debian's python3, and xfce4-panel, whose systray
+# plugin is the real StatusNotifierItem host of its panel test.
+APT_PACKAGES_LEAN += python3-gi gir1.2-glib-2.0 xfce4-panel
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 PREFIX ?= /usr/local
@@ -31,7 +34,7 @@ BIN := $(DESTDIR)$(PREFIX)/bin
 SHARE := $(DESTDIR)$(PREFIX)/share
 UNITS := $(DESTDIR)$(PREFIX)/lib/systemd/user
 
-.PHONY: all deps build test test-python test-filemanagers test-repeat demo clean release install uninstall bench reliability fuzz \
+.PHONY: all deps build test test-python test-filemanagers test-tray screenshot-tray test-repeat demo clean release install uninstall bench reliability fuzz \
   install-filemanagers install-user uninstall-filemanagers uninstall-user screenshots \
   dolphin test-dolphin test-vifm install-dolphin uninstall-dolphin install-emblems \
   install-files deb test-package diagrams
@@ -63,6 +66,7 @@ test: deps
 	$(MAKE) test-filemanagers
 	$(MAKE) test-dolphin
 	$(MAKE) test-vifm
+	$(MAKE) test-tray
 	$(SWIFT) test --skip-build $(SWIFT_FLAGS)
 
 # Nautilus, Nemo and Caja with the extension, headless, against this build's daemon
@@ -81,6 +85,7 @@ test-filemanagers: deps
 screenshots:
 	$(MAKE) test-filemanagers SYNCBADGE_FM_SCREENSHOTS=$(abspath docs/images)
 	$(MAKE) test-dolphin SYNCBADGE_DOLPHIN_SCREENSHOTS=$(abspath docs/images)
+	$(MAKE) screenshot-tray
 
 # docs/images/dataflow.svg from docs/dataflow.dot (docs/ARCHITECTURE.md's picture), committed so
 # that the doc shows it; ArchitectureDocTests fails when the SVG lacks a node or edge of the source.
@@ -117,6 +122,22 @@ test-vifm: deps
 	SYNCBADGED=$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/syncbadged \
 	  python3 -m unittest discover -s Examples/vifm/tests -v
 
+# syncbadge-tray (Clients/tray/tests): its model alone, then the tray on a session bus of its
+# own against this build's daemon and an engine, with a StatusNotifierWatcher, a notification
+# server and a file manager played by the test, then under Xvfb in a real xfce4-panel.
+# Under /usr/bin/python3, which has gi.
+test-tray: deps
+	$(SWIFT) build $(SWIFT_FLAGS) --product syncbadged
+	SYNCBADGED=$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/syncbadged \
+	  SYNCBADGE_TRAY_ARTIFACTS=$(abspath $(SCRATCH))/tray-artifacts \
+	  xvfb-run -a -s '-screen 0 900x560x24' dbus-run-session -- \
+	  /usr/bin/python3 -m unittest discover -s Clients/tray/tests -v
+
+# docs/images/tray.png: xfce4-panel with the tray's icon and its menu open, taken by test-tray's
+# panel test.
+screenshot-tray:
+	$(MAKE) test-tray SYNCBADGE_TRAY_SCREENSHOT=$(abspath docs/images/tray.png)
+
 # The Python client package (Clients/python), and the shell prompts' and the C helpers' codecs,
 # against Tests/Vectors/wire.tsv and a fake daemon: standard library unittest, any python3 >= 3.9,
 # no Swift build. A shell that is not installed is skipped (and says so).
@@ -130,7 +151,7 @@ N ?= 20
 test-repeat: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	python3 Tests/repeat.py -n $(N) --swift $(SWIFT) --scratch $(SCRATCH) --also test-python --also test-filemanagers \
-	  --also test-dolphin --also test-vifm
+	  --also test-dolphin --also test-vifm --also test-tray
 
 demo: build
 	@Examples/demo/demo.sh

@@ -57,7 +57,8 @@ def _private_bus():
 class Desktop(object):
     """The fakes; `events` counts everything that happened, under `cond`."""
 
-    def __init__(self):
+    def __init__(self, watcher=True):
+        self.with_watcher = watcher     # False where a real panel is the watcher
         self.cond = threading.Condition()
         self.events = 0
         self.registered = []        # (watcher generation, service, sender)
@@ -84,7 +85,8 @@ class Desktop(object):
         self._own(self.bus, "org.freedesktop.Notifications")
         self._own(self.bus, "org.freedesktop.FileManager1")
         self.bus.signal_subscribe(None, None, None, None, None, Gio.DBusSignalFlags.NONE, self._signal)
-        self._start_watcher()
+        if self.with_watcher:
+            self._start_watcher()
         self.ready.set()
         self.loop.run()
 
@@ -174,8 +176,27 @@ class Desktop(object):
         invocation.return_value(None)
 
     def _signal(self, bus, sender, path, interface, member, params):
+        # Every signal wakes a waiting test (a name appearing on the bus, a panel's own).
         if path in ("/StatusNotifierItem", "/MenuBar"):
             self._bump(lambda: self.signals.append((member, params.unpack())))
+        else:
+            self._bump()
+
+    def has_owner(self, name):
+        return self.bus.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
+                                  GLib.Variant("(s)", (name,)), GLib.VariantType("(b)"), Gio.DBusCallFlags.NONE, 5000,
+                                  None).unpack()[0]
+
+    def watcher_items(self):
+        """The items the (real) watcher lists."""
+        try:
+            v = self.bus.call_sync("org.kde.StatusNotifierWatcher", "/StatusNotifierWatcher",
+                                   "org.freedesktop.DBus.Properties", "Get",
+                                   GLib.Variant("(ss)", ("org.kde.StatusNotifierWatcher", "RegisteredStatusNotifierItems")),
+                                   GLib.VariantType("(v)"), Gio.DBusCallFlags.NONE, 5000, None)
+        except GLib.Error:
+            return []
+        return v.unpack()[0]
 
     # -- waiting ------------------------------------------------------------------------
 

@@ -58,7 +58,11 @@ class Engine(object):
         self.conn.close()
 
 
-class TrayTest(unittest.TestCase):
+class TrayCase(unittest.TestCase):
+    """A daemon with a root of synced files, an engine, the desktop; start_tray() starts the tray."""
+
+    fake_watcher = True             # False where a real panel plays the watcher
+
     def setUp(self):
         self.work = tempfile.mkdtemp(prefix="syncbadge-tray-test.")
         self.root = os.path.join(self.work, "Sync")
@@ -76,7 +80,7 @@ class TrayTest(unittest.TestCase):
         for rel in ("a.txt", "b.txt", "c.txt", "docs/report.txt", "docs/deep/notes.txt", "docs/deep/old.txt",
                     "docs/deep", "docs", ""):
             self.engine.set("synced", self.path(rel))
-        self.desktop = Desktop()
+        self.desktop = Desktop(watcher=self.fake_watcher)
         self.addCleanup(self.desktop.stop)
         self.tray = None
 
@@ -105,14 +109,17 @@ class TrayTest(unittest.TestCase):
     def path(self, rel):
         return os.path.join(self.root, rel) if rel else self.root
 
-    def start_tray(self):
-        env = dict(os.environ, SYNCBADGE_SOCKET=self.daemon.socket)
+    def start_tray(self, **env):
+        env = dict(os.environ, SYNCBADGE_SOCKET=self.daemon.socket, **env)
         self.tray_log = open(os.path.join(self.work, "tray.log"), "w")
         self.tray = subprocess.Popen(tray_command(CHECKOUT), env=env, stdin=subprocess.DEVNULL,
                                      stdout=self.tray_log, stderr=subprocess.STDOUT)
         service = "org.kde.StatusNotifierItem-%d-1" % self.tray.pid
-        self.desktop.wait_for("the tray to register with the watcher",
-                              lambda: any(r[1] == service for r in self.desktop.registered))
+        if self.fake_watcher:
+            self.desktop.wait_for("the tray to register with the watcher",
+                                  lambda: any(r[1] == service for r in self.desktop.registered))
+        else:
+            self.desktop.wait_for("the panel's watcher to list the tray", lambda: any(i.split("/")[0] == service for i in self.desktop.watcher_items()))
         self.client = TrayClient(service)
         self.addCleanup(self.client.close)
         return self.client
@@ -135,8 +142,9 @@ class TrayTest(unittest.TestCase):
     def notes(self, word):
         return [n for n in self.desktop.notifications if word in n["summary"]]
 
-    # ------------------------------------------------------------------------------------
 
+
+class TrayTest(TrayCase):
     def test_registers_and_follows_the_daemon(self):
         tray = self.start_tray()
         self.wait_prop("IconName", "emblem-syncbadge-synced")
