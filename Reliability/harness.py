@@ -538,12 +538,7 @@ def sqlite_integrity(db):
     return (r.stdout.strip() or r.stderr.strip()) if r.returncode == 0 else f"sqlite3 failed: {r.stderr.strip()}"
 
 
-def percentile(values, p):
-    if not values:
-        return 0.0
-    s = sorted(values)
-    k = min(len(s) - 1, max(0, int(round(p / 100.0 * len(s) + 0.5)) - 1))
-    return s[k]
+percentile = testing.percentile
 
 
 class Pinger:

@@ -40,13 +40,7 @@ def median(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
-def percentile(xs, p):
-    """Nearest-rank percentile (p in 0..100): the value at least p% of samples are <=."""
-    if not xs:
-        return float("nan")
-    s = sorted(xs)
-    k = max(0, min(len(s) - 1, int(-(-p * len(s) // 100)) - 1))
-    return s[k]
+percentile = testing.percentile
 
 
 # ---------------------------------------------------------------------------------------------

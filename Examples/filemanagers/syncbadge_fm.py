@@ -7,7 +7,8 @@ extensions/` (`make install-user`), then restart the file manager (`nautilus -q`
 `nemo --quit`, `caja -q`). See README.md next to this file.
 
 It is thin over the syncbadge Python package (Clients/python): the package speaks the
-protocol; this file keeps a cache and talks to the file manager.
+protocol and follows the directories shown (its DirectoryFollower holds the cache); this file
+talks to the file manager.
 
 - The host is told by the process (/proc/self/exe), never by which import succeeds: inside
   Nemo a bare `from gi.repository import Nautilus` may succeed too, and then nothing shows.
@@ -16,7 +17,9 @@ protocol; this file keeps a cache and talks to the file manager.
   them, least recently used ones UNOBSERVEd); once the listing is in, the files asked about
   are invalidated and asked again.
 - Pushes arrive through a GLib watch on the connection's descriptor; `* ITEM` invalidates the
-  one file it names. A new daemon (new epoch) drops the cache and observes again.
+  one file it names. What the pushes read together changed is applied once, in an idle
+  callback that runs before the next drawing. A new daemon (new epoch) drops the cache and
+  observes again.
 - Menus wait for the daemon at most MENU_WAIT seconds (the file manager is blocked
   meanwhile); menus prefetched when a directory was listed answer at once.
 - Without a daemon the file manager works as without the extension; one line is logged, and
@@ -33,7 +36,6 @@ each menu and each action's answer to stderr, and makes SIGUSR1 dump the Python 
 file manager that hangs: is it in here?).
 """
 
-import collections
 import os
 import shutil
 import subprocess
@@ -93,6 +95,8 @@ def host_name():
 _HERE = os.path.dirname(os.path.realpath(__file__))
 sys.path[:0] = [os.path.normpath(os.path.join(_HERE, rel)) for rel in ("../python", "../../Clients/python")]
 import syncbadge as sb  # noqa: E402
+from syncbadge import req  # noqa: E402
+from syncbadge.follow import split_path as _split  # noqa: E402
 
 HOST = host_name()
 FM = None
@@ -109,16 +113,6 @@ if HOST is not None:
         gi.require_version("Gdk", "3.0")
         from gi.repository import Caja as FM
         from gi.repository import Gdk, Gtk
-
-
-def _split(path):
-    """(parent, name) of an absolute path in bytes."""
-    head, _, name = path.rpartition(b"/")
-    return (head or b"/"), name
-
-
-def _under(path, root):
-    return path == root or path.startswith(root.rstrip(b"/") + b"/")
 
 
 def column_text(item):
@@ -241,19 +235,16 @@ class LoopWatches(object):
             self.out_watch = None
 
 
-class Directory(object):
-    """One observed directory: its listing (None until OBSERVE answered) and the file
-    manager's file objects asked about in it, by name (bytes)."""
+class Shown(object):
+    """What the extension keeps beside the follower's Directory (its `extra`): the file
+    manager's file objects asked about in it, by name (bytes), and the OBSERVEs asked again
+    after a not-found."""
 
-    __slots__ = ("path", "items", "files", "outside", "asked", "retries")
+    __slots__ = ("files", "retries")
 
-    def __init__(self, path):
-        self.path = path
-        self.items = None
+    def __init__(self):
         self.files = {}
-        self.outside = False     # OBSERVE said outside (or not-found): no badges here
-        self.asked = False       # OBSERVE sent on this connection
-        self.retries = 0         # OBSERVEs asked again after a not-found
+        self.retries = 0
 
 
 class Core(object):
@@ -270,7 +261,9 @@ class Core(object):
     def __init__(self):
         self.conn = sb.Connection(role="viewer", name=HOST or "filemanager", on_push=self._push,
                                   on_hello=self._hello, on_close=self._closed)
-        self.dirs = collections.OrderedDict()    # real dir (bytes) -> Directory, LRU first
+        # The directories shown (LRU), their listings and the toolbar items, from the daemon.
+        self.follower = sb.DirectoryFollower(max_dirs=MAX_DIRS, toolbars=True, badges=True)
+        self.flush_source = None                 # the idle callback that applies the changes
         self.real_dirs = {}                      # the file manager's dir (str) -> real dir (bytes)
         self.menus = {}                          # (dir, states) -> [(id, title, enabled)]
         self.toolbars = []                       # [(name, tooltip, provider)]
@@ -287,10 +280,10 @@ class Core(object):
 
     def stop(self):
         """Closes the connection for good (tests; the file managers never unload extensions)."""
-        for source in (self.retry, self.hello_timer):
+        for source in (self.retry, self.hello_timer, self.flush_source):
             if source is not None:
                 GLib.source_remove(source)
-        self.retry = self.hello_timer = None
+        self.retry = self.hello_timer = self.flush_source = None
         for call in list(self.calls):
             call.cancel()
         self.calls.clear()
@@ -327,17 +320,31 @@ class Core(object):
             self.conn.close("the daemon did not answer HELLO within %gs" % HELLO_WAIT)
         return False
 
-    def send(self, verb, *fields, on_answer=None, **options):
-        """Sends a request if connected; returns its Reply or None."""
+    @property
+    def dirs(self):
+        """The followed directories: real path (bytes) -> the follower's Directory, LRU first."""
+        return self.follower.dirs
+
+    def send(self, request, on_answer=None):
+        """Sends a request (a req.Req) if connected; returns its Reply or None."""
         if not self.conn.ready:
             return None
         try:
-            reply = self.conn.send(verb, *fields, on_answer=on_answer, **options)
+            reply = self.conn.send(request, on_answer=on_answer)
         except (sb.Disconnected, ValueError) as ex:
-            _debug("%s not sent: %s" % (verb, ex))
+            _debug("%s not sent: %s" % (getattr(request, "verb", request), ex))
             return None
         self.io.want_write()
         return reply
+
+    def _follow_up(self, requests):
+        """Sends the follower's requests; their answers go back to it."""
+        for request in requests:
+            self.send(request, on_answer=lambda reply, r=request: self._answered(r, reply))
+        self._changed()
+
+    def _answered(self, request, reply):
+        self._follow_up(self.follower.answered(request, reply))
 
     def _hello(self, conn):
         if self.hello_timer is not None:
@@ -348,14 +355,9 @@ class Core(object):
         _log("connected to %s at %s (epoch %s)" % (conn.server, conn.path, conn.epoch))
         if conn.new_epoch:
             self.menus.clear()
-        # A new connection observes nothing: observe again what the file manager showed.
-        for directory in self.dirs.values():
-            directory.items = None
-            directory.outside = False
-            directory.asked = False
-            self._observe(directory)
-        self.send("BADGES", on_answer=self._badges_answered)
-        self.send("TOOLBAR", on_answer=self._toolbar_answered)
+        # A new connection observes nothing: the follower observes again what the file manager
+        # showed, and asks for the badges and the toolbar items.
+        self._follow_up(self.follower.connected(conn.caps))
 
     def _closed(self, conn, reason):
         self.io.stop()
@@ -363,77 +365,83 @@ class Core(object):
             self.said_down = True
             _log("disconnected (%s): no badges until the daemon is back" % reason)
         # What was cached may be wrong by the time a daemon answers again: show nothing.
-        for directory in self.dirs.values():
-            had = directory.items
-            directory.items = None
-            directory.asked = False
-            if had:
-                self._invalidate(directory, had.keys())
-        if self.toolbars:
-            self.toolbars = []
-            self._menus_changed()
+        self.follower.disconnected()
+        self._changed()
         self._schedule_connect()
 
     # -- the cache -------------------------------------------------------------------
 
     def _directory(self, fm_dir):
-        """The Directory of a directory the file manager shows (observed when new)."""
+        """The followed Directory of a directory the file manager shows (observed when new)."""
         real = self.real_dirs.get(fm_dir)
         if real is None:
             if len(self.real_dirs) > 4 * MAX_DIRS:
                 self.real_dirs.clear()
             real = self.real_dirs[fm_dir] = os.fsencode(os.path.realpath(fm_dir))
-        directory = self.dirs.get(real)
-        if directory is not None:
-            self.dirs.move_to_end(real)
-            return directory
-        directory = self.dirs[real] = Directory(real)
-        _debug("asked about the entries of %s%s" % (fm_dir, "" if self.conn.ready else " (no daemon yet)"))
-        while len(self.dirs) > MAX_DIRS:
-            _, old = self.dirs.popitem(last=False)
-            if old.asked and not old.outside:
-                self.send("UNOBSERVE", old.path)
-                _debug("unobserved %s" % os.fsdecode(old.path))
-        self._observe(directory)
+        requests = self.follower.follow(real)
+        directory = self.follower.directory(real)
+        if directory.extra is None:
+            directory.extra = Shown()
+            _debug("asked about the entries of %s%s" % (fm_dir, "" if self.conn.ready else " (no daemon yet)"))
+        if requests:
+            self._follow_up(requests)
         return directory
 
-    def _observe(self, directory):
-        if directory.asked or not self.conn.ready:
-            return
-        directory.asked = True
+    def _changed(self):
+        """Applies the follower's changes once, before the main loop's next drawing: pushes
+        read together cost one pass."""
+        if self.flush_source is None:
+            self.flush_source = GLib.idle_add(self._flush, priority=GLib.PRIORITY_HIGH_IDLE)
 
-        def answered(reply, directory=directory):
-            if reply.final is None or self.dirs.get(directory.path) is not directory:
-                return
-            if reply.ok:
-                directory.items = dict((_split(i.path)[1], i) for i in reply.items)
-                directory.outside = False
-                _debug("observing %s (%d entries)" % (os.fsdecode(directory.path), len(directory.items)))
+    def _flush(self):
+        self.flush_source = None
+        changes = self.follower.take_changes()
+        if not changes:
+            return False
+        for path in changes.forgotten:
+            _debug("unobserved %s" % os.fsdecode(path))
+        for path, code in changes.refused.items():
+            directory = self.follower.directory(path)
+            # Made a moment ago, and the daemon has not seen it yet: ask again soon (or when
+            # its parent's observers hear of it: the follower does).
+            if code == "not-found" and directory is not None and directory.extra.retries < len(NOT_FOUND_RETRIES):
+                delay = NOT_FOUND_RETRIES[directory.extra.retries]
+                directory.extra.retries += 1
+                GLib.timeout_add(int(delay * 1000), self._observe_again, path)
+        for path in changes.listed:
+            directory = self.follower.directory(path)
+            if directory is not None:
+                _debug("observing %s (%d entries)" % (os.fsdecode(path), len(directory.items)))
                 self._prefetch_menus(directory)
-                self._invalidate(directory, directory.files.keys())
-            else:
-                # outside every root, gone, not a directory: no badges, nothing to observe.
-                directory.items = {}
-                directory.outside = True
-                if reply.code == "not-found" and directory.retries < len(NOT_FOUND_RETRIES):
-                    # Made a moment ago, and the daemon has not seen it yet: ask again soon
-                    # (or when its parent's observers hear of it, see _push).
-                    delay = NOT_FOUND_RETRIES[directory.retries]
-                    directory.retries += 1
-                    GLib.timeout_add(int(delay * 1000), self._observe_again, directory)
+        for path, names in changes.dirs.items():
+            directory = self.follower.directory(path)
+            if directory is None or directory.extra is None:
+                continue
+            files = directory.extra.files
+            if names is sb.ALL:
+                self._invalidate(directory, list(files))
+                continue
+            for name in names:
+                if name and not (directory.items and name in directory.items):
+                    files.pop(name, None)           # gone
+                else:
+                    self._invalidate(directory, [name])
+        for badge_id in changes.badges:
+            self._define_badge(badge_id, self.follower.badges[badge_id].image, pushed=False)
+        for badge_id in changes.badge_pushes:
+            self._define_badge(badge_id, self.follower.badges[badge_id].image, pushed=True)
+        if changes.toolbars:
+            self._set_toolbars([(t.name, t.tooltip, t.provider) for t in self.follower.toolbars or []])
+        return False
 
-        self.send("OBSERVE", directory.path, on_answer=answered)
-
-    def _observe_again(self, directory):
-        if self.dirs.get(directory.path) is directory and directory.outside:
-            directory.outside = False
-            directory.asked = False
-            self._observe(directory)
+    def _observe_again(self, path):
+        self._follow_up(self.follower.retry(path))
         return False
 
     def _invalidate(self, directory, names):
-        for name in list(names):
-            f = directory.files.get(name)
+        files = directory.extra.files
+        for name in names:
+            f = files.get(name)
             if f is not None:
                 f.invalidate_extension_info()
 
@@ -454,7 +462,7 @@ class Core(object):
         directory, name, item = self.lookup(path)
         if directory is None:
             return
-        directory.files[name] = f
+        directory.extra.files[name] = f
         if item is None:
             return
         emblem = emblem_for(item)
@@ -467,74 +475,9 @@ class Core(object):
     # -- pushes ----------------------------------------------------------------------
 
     def _push(self, m):
-        kind = m.kind
-        if kind == "ITEM":
-            item = sb.Item.from_message(m)
-            if item is None:
-                return
-            known = self.dirs.get(item.path)
-            if known is not None and known.outside and item.kind == "dir":
-                self._observe_again(known)     # asked about before the daemon had seen it
-            parent, name = _split(item.path)
-            directory = self.dirs.get(parent)
-            if directory is None or directory.items is None:
-                return
-            old = directory.items.get(name)
-            directory.items[name] = item
-            if old is None or (old.state, old.badge, old.progress, old.message) != \
-                    (item.state, item.badge, item.progress, item.message):
-                self._invalidate(directory, [name])
-        elif kind == "GONE" and m.fields:
-            path = m.fields[0]
-            parent, name = _split(path)
-            directory = self.dirs.get(parent)
-            if directory is not None and directory.items:
-                directory.items.pop(name, None)
-                directory.files.pop(name, None)
-            # The observation ended with the directory: forget it, so that a directory made
-            # again under that name is observed when the file manager asks about it.
-            self.dirs.pop(path, None)
-        elif kind == "RESET" and m.fields:
-            directory = self.dirs.get(m.fields[0])
-            if directory is not None and directory.asked and not directory.outside:
-                self.send("LIST", directory.path, on_answer=lambda r, d=directory: self._relisted(d, r))
-        elif kind == "TOOLBAR":
-            self._toolbar_pushed(sb.Toolbar.from_message(m))
-        elif kind == "ROOT" and m.fields:
-            # Engines come and go with their claims: their toolbar items with them. A daemon
-            # that pushes `* TOOLBAR` says so itself; an older one is asked.
-            if "toolbar-push" not in self.conn.caps:
-                self.send("TOOLBAR", on_answer=self._toolbar_answered)
-            root = m.fields[0]
-            removed = m.arg(1) == "removed"
-            for directory in list(self.dirs.values()):
-                if not _under(directory.path, root):
-                    continue
-                if removed:
-                    had = directory.items or {}
-                    directory.items = {}
-                    directory.outside = True
-                    self._invalidate(directory, had.keys())
-                elif directory.outside and "scanning" not in m.options:
-                    directory.outside = False
-                    directory.asked = False
-                    self._observe(directory)
-        elif kind == "BADGE" and m.fields:
-            self._define_badge(m.arg(0), m.opt("image"), pushed=True)
-        elif kind == "BYE":
+        if m.kind == "BYE":
             _debug("the daemon says goodbye: %s" % m.arg(0, ""))
-
-    def _relisted(self, directory, reply):
-        if not reply.ok or self.dirs.get(directory.path) is not directory:
-            return
-        old = directory.items or {}
-        directory.items = dict((_split(i.path)[1], i) for i in reply.items)
-        self._invalidate(directory, [n for n, i in directory.items.items() if old.get(n) != i])
-
-    def _badges_answered(self, reply):
-        if reply.ok:
-            for line in reply.lines("BADGE"):
-                self._define_badge(line.arg(0), line.opt("image"), pushed=False)
+        self._follow_up(self.follower.push(m))
 
     def _define_badge(self, badge_id, image, pushed=True):
         """A badge with an image: installed as the emblem icon. One listed by BADGES at connect
@@ -557,28 +500,9 @@ class Core(object):
 
     def _redraw_badge(self, badge_id):
         for directory in self.dirs.values():
-            self._invalidate(directory, [n for n, i in (directory.items or {}).items() if i.badge == badge_id])
+            if directory.extra is not None:
+                self._invalidate(directory, [n for n, i in (directory.items or {}).items() if i.badge == badge_id])
         return False
-
-    def _toolbar_answered(self, reply):
-        if not reply.ok:
-            return
-        self._set_toolbars([(t.name, t.tooltip, t.provider) for t in sb.toolbars_of(reply)])
-
-    def _toolbar_pushed(self, toolbar):
-        """`* TOOLBAR ...`: one engine's item appears, changes (in its place) or goes."""
-        if toolbar is None:
-            return
-        toolbars = list(self.toolbars)
-        at = next((i for i, t in enumerate(toolbars) if t[2] == toolbar.provider), None)
-        if toolbar.removed:
-            if at is not None:
-                del toolbars[at]
-        elif at is not None:
-            toolbars[at] = (toolbar.name, toolbar.tooltip, toolbar.provider)
-        else:
-            toolbars.append((toolbar.name, toolbar.tooltip, toolbar.provider))
-        self._set_toolbars(toolbars)
 
     def _set_toolbars(self, toolbars):
         if toolbars != self.toolbars:
@@ -605,7 +529,7 @@ class Core(object):
             seen.setdefault(item.state, item.path)
         for state, path in seen.items():
             key = (directory.path, frozenset([state]))
-            self.send("MENU", "items", path, target=directory.path,
+            self.send(req.menu("items", path, target=directory.path),
                       on_answer=lambda r, key=key: self._menu_answered(key, r))
 
     def _menu_answered(self, key, reply):
@@ -619,7 +543,7 @@ class Core(object):
         """The MENUITEMs [(id, title, enabled)]: the cached answer for `key` at once (and a
         fresh one asked for next time), else the daemon's within MENU_WAIT, else None."""
         cached = self.menus.get(key) if key is not None else None
-        reply = self.send("MENU", kind, *paths, target=target, provider=provider,
+        reply = self.send(req.menu(kind, *paths, target=target, provider=provider),
                           on_answer=(lambda r: self._menu_answered(key, r)) if key is not None else None)
         if cached is not None:
             return cached
@@ -641,7 +565,7 @@ class Core(object):
             if path is None:
                 return None
             directory, name, item = self.lookup(path)
-            if directory is None or directory.outside:
+            if directory is None or directory.status == sb.follow.REFUSED:
                 return None
             paths.append(directory.path.rstrip(b"/") + b"/" + name)
             dirs.add(directory.path)
@@ -685,7 +609,7 @@ class Core(object):
             _debug("action %s -> %s %s" % (action_id, "OK" if ok else "ERR", text))
             notify("Sync: %s" % action_id, text, ok, window)
 
-        if self.send("ACTION", action_id, *paths, target=target, provider=provider, on_answer=answered) is None:
+        if self.send(req.action(action_id, *paths, target=target, provider=provider), on_answer=answered) is None:
             notify("Sync", "no daemon answers", False, window)
 
 

@@ -14,8 +14,9 @@ How it fits into ranger (which draws with curses from one thread):
 
 * One daemon connection per ranger, owned by one background thread (the "IO
   thread"). It connects, says ``HELLO proto=1 role=viewer name=ranger``,
-  OBSERVEs the current directory, reads answers and pushes, and reconnects
-  (at most once a second) when the daemon goes away. Nothing in ranger's own
+  OBSERVEs the current directory (the package's DirectoryFollower, following one
+  directory), reads answers and pushes, and reconnects (at most once a second)
+  when the daemon goes away. Nothing in ranger's own
   thread ever touches the socket, so a dead or hung daemon never blocks ranger.
 * The IO thread never touches ranger's objects or curses either. It queues
   events (a listing, an item, a gone entry, a reset) and wakes ranger's main
@@ -37,7 +38,8 @@ How it fits into ranger (which draws with curses from one thread):
   daemon holds that connection's later requests until the engine answered, up to 10
   seconds); the answer, or the failure, comes to ranger's message line as an event.
 * The engines' toolbar items are kept from ``TOOLBAR`` at connect and the ``* TOOLBAR``
-  pushes (``toolbar-push``), so ``:sync_toolbar`` lists them without asking.
+  pushes (``toolbar-push``; else ``TOOLBAR`` again after each ``* ROOT``), so
+  ``:sync_toolbar`` lists them without asking.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -92,12 +94,7 @@ def _env_true(name):
 _HERE = os.path.dirname(os.path.realpath(__file__))
 sys.path[:0] = [os.path.normpath(os.path.join(_HERE, rel)) for rel in ("../python", "../../Clients/python")]
 import syncbadge as sb  # noqa: E402
-
-
-def _split(path):
-    """(parent, name) of an absolute path in bytes."""
-    head, _, name = path.rpartition(b"/")
-    return (head or b"/"), name
+from syncbadge.follow import split_path as _split  # noqa: E402
 
 
 def real_dir(path):
@@ -145,7 +142,7 @@ class Client(object):
         self.server = None
         self.caps = frozenset()
         self.path = None                     # the socket connected to
-        self.toolbars = None                 # [(name, tooltip, provider)] followed by pushes (toolbar-push), else None
+        self.toolbars = None                 # [(name, tooltip, provider)] once TOOLBAR answered, kept by pushes
         self.last_error = "not connected yet"
         self._wake_r, self._wake_w = os.pipe()
         for fd in (self._wake_r, self._wake_w):
@@ -154,12 +151,12 @@ class Client(object):
                                    on_hello=self._hello_answered, on_close=self._closed, max_line=MAX_LINE)
         self._next_attempt = 0.0
         self._hello_deadline = None
-        self._observing = None               # what we sent OBSERVE for and still hold
+        # The directory ranger shows (one at a time), the badges and the toolbar items, from the
+        # daemon's answers and pushes; the IO thread turns its changes into events.
+        self._follower = sb.DirectoryFollower(max_dirs=1, badges=True, toolbars=True)
         self._attempted = None               # the last _want acted on
-        self._outside = False                # the last OBSERVE got ERR outside
         self._wakes_left = 0
         self._last_wake = 0.0
-        self._known_badges = set(DEFAULT_BADGES)
         self._stop = False
         self._thread = threading.Thread(target=self._run, name="syncbadge-io")
         self._thread.daemon = True
@@ -180,15 +177,13 @@ class Client(object):
             self._want = (directory, self._want[1] + 1)
         self._poke()
 
-    def call(self, verb, fields=(), options=None, timeout=CALL_TIMEOUT):
-        """Sends a request (fields and options as the package takes them: bytes or str) and
-        waits for its answer: (data lines, final line), syncbadge Messages.
-        Raises NotConnected, DaemonError (for ERR) or socket.timeout."""
+    def call(self, request, timeout=CALL_TIMEOUT):
+        """Sends a request (a syncbadge.req.Req) and waits for its answer: (data lines, final
+        line), syncbadge Messages. Raises NotConnected, DaemonError (for ERR) or socket.timeout."""
         if not self.ready:
             raise NotConnected(self.last_error)
-        fields, options = list(fields), dict(options or {})
         try:
-            size = len(sb.format_line("r0", verb, fields, options))
+            size = len(request.line("r0"))
         except ValueError as ex:
             raise DaemonError("bad-request", str(ex))
         if size > MAX_REQUEST:
@@ -202,7 +197,7 @@ class Client(object):
             done.set()
 
         with self._lock:
-            self._outq.append((verb, fields, options, answered))
+            self._outq.append((request, answered))
         self._poke()
         if not done.wait(timeout):
             raise socket.timeout("the daemon did not answer within %gs" % timeout)
@@ -303,6 +298,7 @@ class Client(object):
             self._connect()
             return
         self._flush_outq()
+        self._drain()
         if self._hello_deadline is not None and now > self._hello_deadline:
             self._disconnect("the daemon did not answer HELLO")
             return
@@ -314,6 +310,7 @@ class Client(object):
             conn.flush()
         if readable:
             conn.read_available()   # answers reach their callbacks, pushes _push
+        self._drain()
 
     def _wait(self, fds, timeout, write=False):
         """select() on fds plus the wake pipe, waking ranger first if it has events to take."""
@@ -352,26 +349,10 @@ class Client(object):
         self.ready = True
         self.last_error = None
         # A new connection observes nothing; a new epoch means every cached badge is stale.
-        self._observing = self._attempted = None
+        self._attempted = None
         self._post("connected", self.epoch)
-        self._fetch_badges()
-        if "toolbar-push" in conn.caps:
-            self._send("TOOLBAR", callback=self._toolbars_answered)
+        self._follow_up(self._follower.connected(conn.caps))
         self._sync_observation()
-
-    def _toolbars_answered(self, reply):
-        if reply is not None and reply.ok:
-            self.toolbars = [(t.name, t.tooltip, t.provider) for t in sb.toolbars_of(reply)]
-
-    def _toolbar_pushed(self, toolbar):
-        """`* TOOLBAR ...`: one engine's item appears, changes (in its place) or goes."""
-        if toolbar is None or self.toolbars is None:
-            return          # (before TOOLBAR answered: its answer comes after, and says it all)
-        toolbars = [t for t in self.toolbars if t[2] != toolbar.provider]
-        if not toolbar.removed:
-            at = next((i for i, t in enumerate(self.toolbars) if t[2] == toolbar.provider), len(toolbars))
-            toolbars.insert(at, (toolbar.name, toolbar.tooltip, toolbar.provider))
-        self.toolbars = toolbars
 
     def _disconnect(self, why):
         if self._conn.connected:
@@ -388,7 +369,8 @@ class Client(object):
         self.toolbars = None
         self.last_error = why
         self._hello_deadline = None
-        self._observing = self._attempted = None
+        self._attempted = None
+        self._follower.disconnected()
         if was_ready:
             self._post("disconnected")
         self._fail_queued()
@@ -396,18 +378,24 @@ class Client(object):
     def _fail_queued(self):
         with self._lock:
             queued, self._outq = self._outq, collections.deque()
-        for _, _, _, callback in queued:
+        for _, callback in queued:
             callback(None)
 
-    def _send(self, verb, fields=(), options=None, callback=None):
+    def _send(self, request, callback=None):
         """Sends a request; callback(reply) once answered (reply.final None: no answer, the
-        connection closed first)."""
+        connection closed first; reply None: not sent)."""
         try:
-            self._conn.send(verb, *fields, on_answer=callback, **(options or {}))
+            self._conn.send(request, on_answer=callback)
         except (sb.Disconnected, ValueError) as ex:
-            LOG.warning("syncbadge: %s not sent: %s", verb, ex)
+            LOG.warning("syncbadge: %s not sent: %s", request.verb, ex)
             if callback is not None:
                 callback(None)
+
+    def _follow_up(self, requests):
+        """Sends the follower's requests; their answers go back to it."""
+        for request in requests:
+            self._send(request, lambda reply, r=request: reply is not None and
+                       self._follow_up(self._follower.answered(r, reply)))
 
     def _flush_outq(self):
         if not self.ready:
@@ -416,8 +404,8 @@ class Client(object):
             with self._lock:
                 if not self._outq:
                     break
-                verb, fields, options, callback = self._outq.popleft()
-            self._send(verb, fields, options, callback)
+                request, callback = self._outq.popleft()
+            self._send(request, callback)
         self._sync_observation()
 
     def _sync_observation(self):
@@ -430,99 +418,56 @@ class Client(object):
             return
         self._attempted = wanted
         want = wanted[0]
-        if want is not None and want == self._observing:
-            # Already observed (ranger left it and came back, or reached it by another
-            # name): the pushes keep coming; a LIST refreshes ranger's cache.
-            def listed(reply, directory=want):
-                if reply is not None and reply.final is not None:
-                    self._post("listing", directory, self._items(reply.data) if reply.ok else None)
-            self._send("LIST", [want], callback=listed)
-            return
-        if self._observing is not None:
-            self._send("UNOBSERVE", [self._observing])
-            self._observing = None
         if want is None:
+            for directory in list(self._follower.dirs):
+                self._follow_up(self._follower.unfollow(directory))
             return
-        self._observing = want
-        self._outside = False
+        known = self._follower.directory(want)
+        if known is not None and known.status in (sb.follow.OBSERVED, sb.follow.REFUSED):
+            # Already followed (ranger left it and came back, or reached it by another name):
+            # the pushes kept it current; ranger's cache takes it again.
+            self._post("listing", want, dict(known.items) if known.listed else None)
+            return
+        self._follow_up(self._follower.follow(want))
 
-        def answered(reply, directory=want):
-            if reply is None or reply.final is None:
-                return
-            if reply.ok:
-                self._post("listing", directory, self._items(reply.data))
-                return
-            if self._observing == directory:
-                self._observing = None
-                self._outside = reply.code == "outside"
-            # outside (no root), not-found, not-a-directory...: no badges there.
-            self._post("listing", directory, None)
-
-        self._send("OBSERVE", [want], callback=answered)
-
-    @staticmethod
-    def _items(data):
-        items = {}
-        for line in data:
-            item = sb.Item.from_message(line)
-            if item is not None:
-                items[_split(item.path)[1]] = item
-        return items
-
-    def _fetch_badges(self):
-        def answered(reply):
-            if reply is None or not reply.ok:
-                return
-            badges = {}
-            for line in reply.lines("BADGE"):
-                if line.fields:
-                    badges[line.arg(0)] = (line.opt("glyph", "?"), line.opt("ascii", "?"))
-            self._known_badges.update(badges)
-            self._post("badges", badges)
-
-        self._send("BADGES", callback=answered)
+    def _drain(self):
+        """Turns what the follower saw change into events for ranger's thread."""
+        follower = self._follower
+        changes = follower.take_changes()
+        if not changes:
+            return
+        with self._lock:
+            want = self._want[0]
+        if want in changes.forgotten and follower.directory(want) is None:
+            self._post("gone", want)            # its observation ended with it
+        for path, names in changes.dirs.items():
+            directory = follower.directory(path)
+            if directory is None:
+                continue
+            if names is sb.ALL:
+                if directory.status in (sb.follow.OBSERVED, sb.follow.REFUSED):
+                    # outside (no root), not-found, not-a-directory...: no badges there.
+                    self._post("listing", path, dict(directory.items) if directory.listed else None)
+                continue
+            for name in names:
+                if not name:
+                    continue                    # the directory's own item: ranger shows its entries
+                item = (directory.items or {}).get(name)
+                child = path.rstrip(b"/") + b"/" + name
+                if item is not None:
+                    self._post("item", child, item)
+                else:
+                    self._post("gone", child)
+        if changes.badges or changes.badge_pushes:
+            self._post("badges", dict((b.id, (b.glyph or "?", b.ascii or "?")) for b in follower.badges.values()))
+        if changes.toolbars or follower.toolbars is None:
+            self.toolbars = None if follower.toolbars is None else \
+                [(t.name, t.tooltip, t.provider) for t in follower.toolbars]
 
     def _push(self, line):
-        kind = line.kind
-        if kind == "ITEM":
-            item = sb.Item.from_message(line)
-            if item is not None:
-                if item.badge not in self._known_badges:
-                    self._known_badges.add(item.badge)
-                    self._fetch_badges()  # a provider defined a new badge
-                self._post("item", item.path, item)
-        elif kind == "GONE" and line.fields:
-            path = line.fields[0]
-            if path == self._observing:
-                self._observing = None  # the observation ended with the directory
-            self._post("gone", path)
-        elif kind == "RESET" and line.fields:
-            directory = line.fields[0]
-            if directory == self._observing:
-                def answered(reply, directory=directory):
-                    if reply is not None and reply.ok:
-                        self._post("listing", directory, self._items(reply.data))
-                self._send("LIST", [directory], callback=answered)
-        elif kind == "ROOT" and line.fields:
-            root = line.fields[0]
-            with self._lock:
-                want = self._want[0]
-            inside = want is not None and (want == root or want.startswith(root.rstrip(b"/") + b"/"))
-            if not inside:
-                return
-            if line.arg(1) == "removed":
-                # The root's tree is gone, and the observation with it: no badges here now.
-                self._observing = None
-                self._attempted = None
-                self._sync_observation()
-            elif self._outside and self._observing is None and "scanning" not in line.options:
-                # A root now holds the directory that was outside: observe it.
-                self._attempted = None
-                self._sync_observation()
-        elif kind == "TOOLBAR":
-            self._toolbar_pushed(sb.Toolbar.from_message(line))
-        elif kind == "BYE":
+        if line.kind == "BYE":
             LOG.info("syncbadge: daemon says goodbye: %s", line.arg(0))
+        self._follow_up(self._follower.push(line))
 
 
 # ---------------------------------------------------------------------------
@@ -813,8 +758,8 @@ class _SyncCommand(object):
             pager.set_source([title + ":", ""] + lines)
 
     def _menu(self, kind, with_selection):
-        fields = [kind] + (STATE.selection() if with_selection else [])
-        data, _ = STATE.client.call("MENU", fields, {"target": STATE.target()})
+        paths = STATE.selection() if with_selection else []
+        data, _ = STATE.client.call(sb.req.menu(kind, *paths, target=STATE.target()))
         return [line for line in data if line.kind == "MENUITEM"]
 
     @staticmethod
@@ -837,9 +782,9 @@ class _SyncCommand(object):
             client.ask_engine(action_id, paths, {"target": target})
             self.fm.notify("syncbadge: %s: asking the engine..." % action_id)
             return
-        fields = [action_id] + (STATE.selection() if with_selection else [])
         try:
-            _, final = STATE.client.call("ACTION", fields, {"target": STATE.target()})
+            paths = STATE.selection() if with_selection else []
+            _, final = STATE.client.call(sb.req.action(action_id, *paths, target=STATE.target()))
         except Exception as ex:  # pylint: disable=broad-except
             self._fail(action_id, ex)
             return
@@ -909,7 +854,7 @@ class sync_toolbar(_SyncCommand, Command):
         toolbars = STATE.client.toolbars      # followed by pushes, where the daemon pushes them
         try:
             if toolbars is None:
-                data, _ = STATE.client.call("TOOLBAR")
+                data, _ = STATE.client.call(sb.req.toolbar())
                 toolbars = [(t.name, t.tooltip, t.provider) for t in map(sb.Toolbar.from_message, data) if t]
             lines = ["[%s] %s: %s" % (provider or "?", name, tooltip) for name, tooltip, provider in toolbars]
         except Exception as ex:  # pylint: disable=broad-except

@@ -25,7 +25,7 @@ import re
 
 __all__ = [
     "MAX_REQUEST_LINE", "ProtocolError", "encode", "decode", "is_tag", "is_id", "Message",
-    "Request", "Item", "parse_message", "parse_request", "format_line", "LineBuffer",
+    "Request", "Item", "Root", "Badge", "parse_message", "parse_request", "format_line", "LineBuffer",
 ]
 
 # The daemon's limit for one line it receives, without the LF (PROTOCOL.md "Framing").
@@ -403,3 +403,42 @@ class Item(_ItemBase):
                     counts[name] = int(n)
         return cls(message.fields[0], state, message.opt("badge", state), message.opt("kind"),
                    message.opt_int("gen"), message.opt_int("progress"), message.opt("message"), counts)
+
+
+_RootBase = collections.namedtuple("Root", "path state provider watches scanning degraded message removed")
+
+
+class Root(_RootBase):
+    """A ``ROOT <path> <state> [provider=] [watches=] [scanning=1] [degraded=] [message=]`` line
+    (a ROOTS data line or a ``* ROOT`` push), or ``* ROOT <path> removed`` (removed True, state
+    None). path is bytes, watches an int or None, scanning a bool, the rest text or None."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_message(cls, message):
+        """The Root of a ROOT line, or None for any other line."""
+        if message.kind != "ROOT" or len(message.fields) < 2 or not message.fields[0].startswith(b"/"):
+            return None
+        if message.arg(1) == "removed":
+            return cls(message.fields[0], None, None, None, False, None, None, True)
+        return cls(message.fields[0], message.arg(1), message.opt("provider"), message.opt_int("watches"),
+                   message.opt("scanning") == "1", message.opt("degraded"), message.opt("message"), False)
+
+
+_BadgeBase = collections.namedtuple("Badge", "id label glyph ascii color image")
+
+
+class Badge(_BadgeBase):
+    """A ``BADGE <id> label= glyph= ascii= color= [image=]`` line (a BADGES data line or a
+    ``* BADGE`` push): text fields, image None without one."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_message(cls, message):
+        """The Badge of a BADGE line, or None for any other line."""
+        if message.kind != "BADGE" or not message.fields:
+            return None
+        return cls(message.arg(0), message.opt("label"), message.opt("glyph"), message.opt("ascii"),
+                   message.opt("color"), message.opt("image"))

@@ -28,6 +28,8 @@ import threading
 import time
 
 from . import codec
+from . import req
+from .req import Req
 from .socketpath import socket_path
 
 __all__ = ["Connection", "Reply", "Disconnected", "ServerError", "PROTOCOL_VERSION", "MAX_LINE"]
@@ -235,11 +237,8 @@ class Connection(object):
             self.ready = False
             self.closed_reason = None
             self.bye_reason = None
-        options = [("proto", PROTOCOL_VERSION), ("role", self.role)]
-        if self.name:
-            options.append(("name", self.name))
-        options += list(self.hello_options.items())
-        self.hello_reply = self._send("HELLO", (), options, self._hello_answered)
+        self.hello_reply = self._send(req.hello(self.role, self.name or None, PROTOCOL_VERSION, **self.hello_options),
+                                      (), {}, self._hello_answered)
         if self.threaded:
             threading.Thread(target=self._read_loop, args=(sock,), name="syncbadge-reader", daemon=True).start()
         return self.hello_reply
@@ -305,10 +304,11 @@ class Connection(object):
     # -- requests ---------------------------------------------------------------------
 
     def send(self, verb, *fields, on_answer=None, on_data=None, **options):
-        """Sends a request without waiting; returns its Reply. Fields are bytes or str (paths,
-        states, ids), options keyword arguments (``_`` in a name stands for ``-``; None is
-        left out; True is 1). `on_data(message)` is called for each data line as it is read,
-        in order with the pushes around it. Raises Disconnected when not connected,
+        """Sends a request without waiting; returns its Reply. The request is a req.Req
+        (``send(req.observe(d))``), or a verb with its fields and options: fields are bytes or
+        str (paths, states, ids), options keyword arguments (``_`` in a name stands for ``-``;
+        None is left out; True is 1). `on_data(message)` is called for each data line as it is
+        read, in order with the pushes around it. Raises Disconnected when not connected,
         ValueError for a field that cannot be sent (codec.format_line)."""
         return self._send(verb, fields, options, on_answer, on_data)
 
@@ -317,6 +317,10 @@ class Connection(object):
         return self._send(verb, fields, options, None).result(timeout)
 
     def _send(self, verb, fields, options, on_answer, on_data=None):
+        if isinstance(verb, Req):
+            if fields or options:
+                raise TypeError("a Req carries its own fields and options")
+            verb, fields, options = verb
         with self._lock:
             sock = self._sock
             if sock is None:

@@ -26,11 +26,11 @@ gives one root up.
 
 import collections
 
-from . import codec
+from . import codec, req
+from .req import MAX_LEASE
 
 __all__ = ["Provider", "Change", "Action", "MAX_LEASE"]
 
-MAX_LEASE = 86400           # seconds: the longest lease= the daemon takes (PROTOCOL.md "lease")
 
 _ChangeBase = collections.namedtuple("Change", "path gen what from_path")
 _ActionBase = collections.namedtuple("Action", "id paths target client provider reply", defaults=(None,))
@@ -82,22 +82,22 @@ class Provider(object):
 
     def claim(self, root, on_answer=None):
         """``CLAIM <root>``: this connection provides the root's menus, toolbar and actions."""
-        return self.conn.send("CLAIM", root, on_answer=on_answer)
+        return self.conn.send(req.claim(root), on_answer=on_answer)
 
     def subscribe_changes(self, root, on_answer=None):
         """``SUBSCRIBE-CHANGES <root>``: ``* CHANGED`` pushes from now on."""
-        return self.conn.send("SUBSCRIBE-CHANGES", root, on_answer=on_answer)
+        return self.conn.send(req.subscribe_changes(root), on_answer=on_answer)
 
     def changes(self, root, on_answer=None):
         """``CHANGES <root>``: every pending path (Reply.items), tombstones included."""
-        return self.conn.send("CHANGES", root, on_answer=on_answer)
+        return self.conn.send(req.changes(root), on_answer=on_answer)
 
     def unclaim(self, root, on_answer=None):
         """``UNCLAIM <root>`` (cap ``unclaim``): gives up this connection's claim of one root; its
         menus, toolbar and actions stop applying there, and the ``syncing`` states this
         connection set under it without a lease are released. ``ERR not-found`` when this
         connection does not hold the claim."""
-        return self.conn.send("UNCLAIM", root, on_answer=on_answer)
+        return self.conn.send(req.unclaim(root), on_answer=on_answer)
 
     def set(self, state, path, gen=None, progress=None, message=None, badge=None, recursive=False,
             lease=None, on_answer=None):
@@ -108,14 +108,8 @@ class Provider(object):
         `lease` (seconds, 1 to MAX_LEASE; cap ``lease``) keeps a ``syncing`` after this
         connection closes, until the lease runs out or a later SET; it raises ValueError for
         another state, where the daemon would ignore it, and for a value out of range."""
-        if lease is not None:
-            if isinstance(lease, bool) or not isinstance(lease, int) or not 1 <= lease <= MAX_LEASE:
-                raise ValueError("lease is whole seconds from 1 to %d, not %r" % (MAX_LEASE, lease))
-            if state != "syncing":
-                raise ValueError("a lease holds a syncing state, not %r" % (state,))
-        return self.conn.send("SET", state, path, on_answer=on_answer, gen=gen, progress=progress,
-                              message=message, badge=badge, recursive=True if recursive else None,
-                              lease=lease)
+        return self.conn.send(req.set_state(state, path, gen=gen, progress=progress, message=message, badge=badge,
+                                            recursive=recursive, lease=lease), on_answer=on_answer)
 
     def answer(self, action, message=None, failed=False, on_answer=None):
         """``ANSWER <token> [message=<text>] [failed=1]`` (cap ``action-reply``): the answer the
@@ -126,26 +120,22 @@ class Provider(object):
         token = action.reply if isinstance(action, Action) else action
         if token is None:
             return None
-        if not codec.is_tag(token):
-            raise ValueError("not a reply token: %r" % (token,))
-        return self.conn.send("ANSWER", token, on_answer=on_answer, message=message,
-                              failed=True if failed else None)
+        return self.conn.send(req.answer(token, message=message, failed=failed), on_answer=on_answer)
 
     def define_menu(self, kind, action_id, title, states=None, enabled=True, on_answer=None):
         """``DEFINE-MENU <kind> <action-id> title= [states=a,b] [enabled=0]``; kind is
         ``items``, ``container``, ``sidebar`` or ``toolbar``."""
-        return self.conn.send("DEFINE-MENU", kind, action_id, on_answer=on_answer, title=title,
-                              states=",".join(states) if states else None,
-                              enabled=None if enabled else False)
+        return self.conn.send(req.define_menu(kind, action_id, title, states=states, enabled=enabled),
+                              on_answer=on_answer)
 
     def define_toolbar(self, name, tooltip, image=None, on_answer=None):
         """``DEFINE-TOOLBAR name= tooltip= [image=]``."""
-        return self.conn.send("DEFINE-TOOLBAR", on_answer=on_answer, name=name, tooltip=tooltip, image=image)
+        return self.conn.send(req.define_toolbar(name, tooltip, image=image), on_answer=on_answer)
 
     def define_badge(self, badge_id, label, glyph, ascii, color, image=None, on_answer=None):
         """``DEFINE-BADGE <id> label= glyph= ascii= color= [image=]``."""
-        return self.conn.send("DEFINE-BADGE", badge_id, on_answer=on_answer, label=label, glyph=glyph,
-                              ascii=ascii, color=color, image=image)
+        return self.conn.send(req.define_badge(badge_id, label, glyph, ascii, color, image=image),
+                              on_answer=on_answer)
 
     # -- actions --------------------------------------------------------------------
 

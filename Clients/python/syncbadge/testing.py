@@ -22,7 +22,7 @@ import time
 
 from .connection import Connection
 
-__all__ = ["Daemon", "DaemonError", "DaemonLog", "daemon_binary", "inotify_watches_in_use"]
+__all__ = ["Daemon", "DaemonError", "DaemonLog", "daemon_binary", "inotify_watches_in_use", "percentile"]
 
 _CHECKOUT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 
@@ -37,6 +37,18 @@ def daemon_binary(environ=None):
     if os.path.isfile(os.path.join(_CHECKOUT, "Package.swift")):
         return os.path.join(_CHECKOUT, ".build", "debug", "syncbadged")
     return shutil.which("syncbadged") or "syncbadged"
+
+
+def percentile(values, p):
+    """The nearest-rank percentile (p from 0 to 100): the smallest value that at least p % of
+    the values are at or below; NaN for no values. Exact integer arithmetic, so p99 of 100
+    values is the 99th, of 200 the 198th. The benchmarks and the reliability suite both read
+    their figures through it."""
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    k = max(0, min(len(s) - 1, -(-p * len(s) // 100) - 1))
+    return s[int(k)]
 
 
 def inotify_watches_in_use(uid=None):

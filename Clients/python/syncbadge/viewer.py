@@ -22,7 +22,7 @@ import collections
 import os
 import time
 
-from . import codec
+from . import codec, req
 from .connection import Connection, Disconnected, ServerError
 
 __all__ = ["Viewer", "Toolbar", "ActionFailed", "ActionTimeout", "NoProvider", "action_error",
@@ -122,8 +122,8 @@ class Viewer(object):
         returns the Reply (see answer_of). ``reply=1`` goes only where the daemon announces
         ``action-reply``; then the answer comes once the engine answered (at most
         ANSWER_DEADLINE seconds), and this connection's later requests are answered after it."""
-        r = self.conn.send("ACTION", action_id, *paths, on_answer=on_answer, target=target, provider=provider,
-                           reply=True if reply and self.answers else None)
+        r = self.conn.send(req.action(action_id, *paths, target=target, provider=provider,
+                                      reply=reply and self.answers), on_answer=on_answer)
         r.action_id = action_id
         return r
 
@@ -139,7 +139,7 @@ class Viewer(object):
 
     def toolbar(self, on_answer=None):
         """``TOOLBAR``: the Reply; toolbars_of(reply) gives its items."""
-        return self.conn.send("TOOLBAR", on_answer=on_answer)
+        return self.conn.send(req.toolbar(), on_answer=on_answer)
 
     def toolbars(self, timeout=None):
         """``TOOLBAR``, waited for: [Toolbar]."""
@@ -278,7 +278,7 @@ def wait(paths, timeout=None, socket=None, on_progress=None, name="wait", connec
                     changed[0] = True
             else:
                 errors.append(ServerError(reply))
-        pending_refresh[path] = conn.send("STATUS", path, on_answer=answered, on_data=apply)
+        pending_refresh[path] = conn.send(req.status(path), on_answer=answered, on_data=apply)
 
     def on_push(m):
         if m.kind == "ITEM":
@@ -311,8 +311,8 @@ def wait(paths, timeout=None, socket=None, on_progress=None, name="wait", connec
     try:
         # The paths' kinds and the roots: a path is followed through its parent's observation
         # (which pushes `* ITEM` of the path itself), a root through its own.
-        roots = conn.send("ROOTS")
-        first = conn.send("STATUS", *paths)
+        roots = conn.send(req.roots())
+        first = conn.send(req.status(*paths))
         roots.result(left())
         first.result(left())
         root_paths = set(m.fields[0] for m in roots.lines("ROOT") if m.fields)
@@ -322,10 +322,10 @@ def wait(paths, timeout=None, socket=None, on_progress=None, name="wait", connec
         for p in paths:
             targets[p] = p if p in root_paths else _parent(p)
         nolist = "observe-nolist" in conn.caps
-        observes = [conn.send("OBSERVE", d, list=False if nolist else None) for d in dict.fromkeys(targets.values())]
+        observes = [conn.send(req.observe(d, listing=not nolist)) for d in dict.fromkeys(targets.values())]
         # Then the states, answered after the observations began: every change from here on
         # is pushed, in order with this answer's lines.
-        status = conn.send("STATUS", *paths, on_data=apply)
+        status = conn.send(req.status(*paths), on_data=apply)
         for r in observes:
             r.result(left())
         status.result(left())
@@ -357,7 +357,7 @@ def _culprit(conn, item, timeout):
     while item.kind == "dir" and seen < 256:
         seen += 1
         try:
-            children = conn.request("LIST", item.path, timeout=timeout).items
+            children = conn.request(req.list_dir(item.path), timeout=timeout).items
         except (ServerError, TimeoutError):
             break
         below = next((c for c in children if c.state == item.state), None)

@@ -118,5 +118,21 @@ class Launcher(unittest.TestCase):
         self.assertEqual(testing.daemon_binary({}), os.path.join(vectors.REPO, ".build", "debug", "syncbadged"))
 
 
+
+class Percentile(unittest.TestCase):
+    """The one percentile of the benchmarks and the reliability suite: nearest rank."""
+
+    def test_nearest_rank(self):
+        hundred = list(range(100, 0, -1))             # 1..100, unsorted
+        self.assertEqual(testing.percentile(hundred, 99), 99)
+        self.assertEqual(testing.percentile(list(range(1, 201)), 99), 198)
+        self.assertEqual(testing.percentile(hundred, 50), 50)
+        self.assertEqual(testing.percentile(hundred, 100), 100)
+        self.assertEqual(testing.percentile(hundred, 0), 1)
+        self.assertEqual(testing.percentile([0.25, 0.5], 99.9), 0.5)
+        self.assertEqual(testing.percentile([7], 99), 7)
+        self.assertNotEqual(testing.percentile([], 99), testing.percentile([], 99))   # NaN
+
+
 if __name__ == "__main__":
     unittest.main()

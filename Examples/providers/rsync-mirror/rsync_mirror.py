@@ -4,14 +4,14 @@
 Usage: rsync_mirror.py [--socket PATH] [--name NAME] [--debounce SECONDS] [--state-dir DIR] ROOT MIRROR
 
 It speaks the wire protocol (docs/PROTOCOL.md) through the syncbadge Python package
-(Clients/python; standard library only, like this file): claims ROOT, follows the daemon's change
-feed, copies what changed with rsync and reports every path's state (syncing, synced, error,
-conflict). It logs one line per action to stderr.
+(Clients/python; standard library only, like this file), as a `syncbadge.Provider`: claims ROOT,
+follows the daemon's change feed, copies what changed with rsync and reports every path's state
+(syncing, synced, error, conflict). It logs one line per action to stderr.
 
 Paths are bytes everywhere (os.fsencode), so any Linux file name works: spaces, newlines and
 invalid UTF-8 included. The code has two parts: Mirror (rsync runs and the conflict bookkeeping)
-and Engine (feed, debounce, actions, reconnects); the package's Connection, with a reader thread,
-carries the requests and pushes.
+and Engine (feed, debounce, actions, reconnects); the package's Provider sends its requests and
+hands it the menu actions, over a Connection with a reader thread.
 """
 import argparse
 import hashlib
@@ -34,6 +34,7 @@ import time
 _HERE = os.path.dirname(os.path.realpath(__file__))
 sys.path[:0] = [os.path.normpath(os.path.join(_HERE, rel)) for rel in ("../python", "../../../Clients/python")]
 import syncbadge as sb  # noqa: E402
+from syncbadge import req  # noqa: E402
 Disconnected, ServerError = sb.Disconnected, sb.ServerError
 
 LARGE = 1 << 20            # files above this get an rsync run of their own, with progress=
@@ -258,7 +259,7 @@ class Engine:
         self.held = set()      # pending paths already logged as held while paused
         self.errors = {}       # path -> (gen, first line, whole text)
         self.conflicts = {}    # path -> gen
-        self.epoch, self.conn = None, None
+        self.epoch, self.conn, self.provider = None, None, None
 
     # -- connection life cycle
 
@@ -266,6 +267,12 @@ class Engine:
         delay, first = 0.1, True
         # One connection object for every connection: it keeps the daemon's epoch across them.
         self.conn = sb.Connection(self.socket_path, role="provider", name=self.name, threaded=True)
+        self.provider = sb.Provider(self.conn)
+        for action_id, handler in {"sync.now": self.sync_now, "sync.last-error": self.last_error,
+                                   "sync.keep-local": lambda ps: self.resolve(ps, keep_local=True),
+                                   "sync.keep-mirror": lambda ps: self.resolve(ps, keep_local=False),
+                                   "sync.pause-resume": lambda ps: self.pause_resume()}.items():
+            self.provider.on_action(action_id, lambda action, handler=handler: self.action(action, handler))
         while True:
             try:
                 self.conn.open()            # connects and says HELLO
@@ -294,13 +301,13 @@ class Engine:
     def start(self, first):
         """CLAIM, SUBSCRIBE-CHANGES (before listing, so nothing is missed) and the UI, pipelined
         after HELLO; then a full reconcile for a new daemon, or CHANGES for the same one."""
-        c = self.conn
-        epoch = c.epoch
-        claim, sub = c.send("CLAIM", self.root), c.send("SUBSCRIBE-CHANGES", self.root)
-        ui = [c.send("DEFINE-MENU", "items", "sync.now", title="Sync now"),
-              c.send("DEFINE-MENU", "items", "sync.last-error", title="Show last error", states="error"),
-              c.send("DEFINE-MENU", "items", "sync.keep-local", title="Resolve: keep local", states="conflict"),
-              c.send("DEFINE-MENU", "items", "sync.keep-mirror", title="Resolve: keep mirror", states="conflict"),
+        e = self.provider
+        epoch = self.conn.epoch
+        claim, sub = e.claim(self.root), e.subscribe_changes(self.root)
+        ui = [e.define_menu("items", "sync.now", "Sync now"),
+              e.define_menu("items", "sync.last-error", "Show last error", states=["error"]),
+              e.define_menu("items", "sync.keep-local", "Resolve: keep local", states=["conflict"]),
+              e.define_menu("items", "sync.keep-mirror", "Resolve: keep mirror", states=["conflict"]),
               ] + self.define_toolbar()
         try:
             claim.result()
@@ -327,9 +334,8 @@ class Engine:
         while mirroring, "Resume sync" while paused (viewers follow the `* TOOLBAR` push)."""
         title = "Resume sync" if self.paused else "Pause sync"
         verb = b"Resume" if self.paused else b"Pause"
-        return [self.conn.send("DEFINE-MENU", "toolbar", "sync.pause-resume", title=title),
-                self.conn.send("DEFINE-TOOLBAR", name=title,
-                               tooltip=verb + b" mirroring " + self.root + b" to " + self.mirror.dest)]
+        return [self.provider.define_menu("toolbar", "sync.pause-resume", title),
+                self.provider.define_toolbar(title, verb + b" mirroring " + self.root + b" to " + self.mirror.dest)]
 
     def serve(self):
         """The loop: pushes in order; a batch when the debounce deadline passes."""
@@ -356,16 +362,19 @@ class Engine:
                 log("unexpected answer:", e)
 
     def dispatch(self, m):
-        if m.kind == "CHANGED" and m.fields:
-            what = m.opt("what")
-            self.note(m.fields[0], m.opt_int("gen"), deep=what in ("create", "move"))
-            if what == "move" and "from" in m.options and self.mirror.under(m.options["from"]):
-                self.note(m.options["from"], None)
+        change = sb.Change.from_message(m)
+        if change is not None:
+            self.note(change.path, change.gen, deep=change.what in ("create", "move"))
+            if change.what == "move" and change.from_path is not None and self.mirror.under(change.from_path):
+                self.note(change.from_path, None)
         elif m.kind == "RESET-CHANGES":
             log("the daemon dropped changes; asking for CHANGES again")
             self.catch_up()
-        elif m.kind == "ACTION" and m.fields:
-            self.action(m)
+        elif m.kind == "ACTION":
+            if not self.provider.handle_push(m):        # an action with no handler here
+                action = sb.Action.from_message(m)
+                if action is not None:
+                    self.action(action, None)
         elif m.kind == "ROOT" and m.fields[:2] == [self.root, b"removed"]:
             raise Fatal("%s is no longer a root" % show(self.root))
 
@@ -379,7 +388,7 @@ class Engine:
         self.due = min(now + self.debounce, self.first + self.max_wait)
 
     def catch_up(self):
-        for it in self.conn.request("CHANGES", self.root).items:
+        for it in self.provider.changes(self.root).result().items:
             self.note(it.path, it.gen)
 
     def flush_pending(self):
@@ -392,12 +401,12 @@ class Engine:
     def reconcile(self):
         """Compares the whole tree with the mirror: what is identical is reported synced
         (recursively where a whole subtree is), everything else makes the first batch."""
-        root = self.conn.request("STATUS", self.root).items[0]
+        root = self.conn.request(req.status(self.root)).items[0]
         todo, sets = {}, []
         clean, maxgen = self.survey(root, todo, sets)
         if clean and root.state != "synced":
             sets.append((self.root, maxgen, True))
-        for it in self.conn.request("CHANGES", self.root).items:
+        for it in self.provider.changes(self.root).result().items:
             if it.kind == "gone":
                 todo.setdefault(it.path, Entry(it.gen))
         self.report_synced(sets)
@@ -415,7 +424,7 @@ class Engine:
         path, rel = item.path, self.mirror.rel(item.path)
         own = self.mirror.same(rel)
         try:
-            children = self.conn.request("LIST", path).items
+            children = self.conn.request(req.list_dir(path)).items
         except ServerError:                 # gone or no longer a directory: sync it as it is
             todo[path] = Entry(item.gen)
             return False, item.gen or 0
@@ -445,8 +454,7 @@ class Engine:
         return False, maxgen
 
     def report_synced(self, sets):
-        replies = [(p, g, self.conn.send("SET", "synced", p, gen=g, recursive=1 if deep else None))
-                   for p, g, deep in sets]
+        replies = [(p, g, self.provider.set("synced", p, gen=g, recursive=deep)) for p, g, deep in sets]
         for p, g, r in replies:
             self.outcome(p, g, r, "synced")
 
@@ -480,8 +488,8 @@ class Engine:
             self.mirror.save()
 
     def _sync(self, todo):
-        c, m = self.conn, self.mirror
-        for p, r in [(p, c.send("STATUS", p)) for p, e in todo.items() if e.gen is None]:
+        c, m = self.provider, self.mirror
+        for p, r in [(p, self.conn.send(req.status(p))) for p, e in todo.items() if e.gen is None]:
             try:
                 todo[p].gen = r.result().items[0].gen
             except ServerError:
@@ -504,10 +512,10 @@ class Engine:
                 log("skipping %s: the daemon has no entry for it" % show(p))
             elif m.same(rel):           # e.g. our own write after "keep mirror": nothing to copy
                 m.remember(rel)
-                replies.append((p, e.gen, "synced", c.send("SET", "synced", p, gen=e.gen)))
+                replies.append((p, e.gen, "synced", c.set("synced", p, gen=e.gen)))
             else:
                 copies.append((p, e.gen))
-        for p, g, r in [(p, g, c.send("SET", "syncing", p, gen=g)) for p, g in copies]:
+        for p, g, r in [(p, g, c.set("syncing", p, gen=g)) for p, g in copies]:
             if not self.outcome(p, g, r, "syncing"):
                 copies.remove((p, g))
         small, large = [], []
@@ -526,11 +534,11 @@ class Engine:
                 m.remember(m.rel(p))
                 self.errors.pop(p, None)
                 self.conflicts.pop(p, None)
-                replies.append((p, g, "synced", c.send("SET", "synced", p, gen=g)))
+                replies.append((p, g, "synced", c.set("synced", p, gen=g)))
             else:
                 self.errors[p] = (g, results[p][0], results[p][1])
                 log("rsync failed for %s: %s" % (show(p), results[p][0]))
-                replies.append((p, g, "error", c.send("SET", "error", p, gen=g, message=results[p][0][:MAX_MESSAGE])))
+                replies.append((p, g, "error", c.set("error", p, gen=g, message=results[p][0][:MAX_MESSAGE])))
         for p, g in deletes:
             try:
                 m.delete(m.rel(p))
@@ -538,11 +546,11 @@ class Engine:
             except OSError as err:
                 self.errors[p] = (g, str(err), str(err))
                 if g is not None:
-                    replies.append((p, g, "error", c.send("SET", "error", p, gen=g, message=str(err)[:MAX_MESSAGE])))
+                    replies.append((p, g, "error", c.set("error", p, gen=g, message=str(err)[:MAX_MESSAGE])))
                 continue
             self.conflicts.pop(p, None)
             if g is not None:
-                replies.append((p, g, "synced", c.send("SET", "synced", p, gen=g)))
+                replies.append((p, g, "synced", c.set("synced", p, gen=g)))
         for p, g, state, r in replies:
             self.outcome(p, g, r, state)
 
@@ -555,7 +563,7 @@ class Engine:
                 last[0] = pct
                 log("progress %s %d%%" % (show(path), pct))
                 try:
-                    self.conn.send("SET", "syncing", path, gen=gen, progress=pct)
+                    self.provider.set("syncing", path, gen=gen, progress=pct)
                 except Disconnected:
                     pass                    # the copy goes on; the batch is retried anyway
         return report
@@ -566,15 +574,15 @@ class Engine:
                if _lstat(self.mirror.local(self.mirror.rel(path))) is not None else
                "deleted locally, but the mirror copy changed since the last sync; both kept")
         log("conflict %s: %s" % (show(path), msg))
-        self.outcome(path, gen, self.conn.send("SET", "conflict", path, gen=gen, message=msg), "conflict")
+        self.outcome(path, gen, self.provider.set("conflict", path, gen=gen, message=msg), "conflict")
 
     # -- actions
 
-    def action(self, msg):
-        """`* ACTION <id> [target=<path>] <path>... from=<client> [reply=<token>]`: results show
-        as states and in the log; where the client asked for an answer (reply=), it also gets
-        what was done, or failed=1 with what went wrong."""
-        request = sb.Action.from_message(msg)
+    def action(self, request, handler):
+        """`* ACTION <id> [target=<path>] <path>... from=<client> [reply=<token>]` (an Action,
+        from the Provider's dispatch) and its handler (None: not one of ours): results show as
+        states and in the log; where the client asked for an answer (reply=), it also gets what
+        was done, or failed=1 with what went wrong."""
         action = request.id
         paths = [p for p in request.paths if self.mirror.under(p)]
         target = request.target
@@ -582,10 +590,6 @@ class Engine:
             paths = [target]            # a container menu: the directory itself
         log("action %s from %s on %d path(s)%s" % (action, request.client or "?", len(paths),
                                                   ", answer asked" if request.reply else ""))
-        handler = {"sync.now": self.sync_now, "sync.last-error": self.last_error,
-                   "sync.keep-local": lambda ps: self.resolve(ps, keep_local=True),
-                   "sync.keep-mirror": lambda ps: self.resolve(ps, keep_local=False),
-                   "sync.pause-resume": lambda ps: self.pause_resume()}.get(action)
         if handler is None:
             log("unknown action", action)
             message, failed = "rsync-mirror has no action %s" % action, True
@@ -597,11 +601,11 @@ class Engine:
                 log("unexpected answer:", e)
         if request.reply is not None:
             log("answering %s: %s%s" % (action, "failed: " if failed else "", message))
-            sb.Provider(self.conn).answer(request, message[:MAX_MESSAGE], failed=failed)
+            self.provider.answer(request, message[:MAX_MESSAGE], failed=failed)
 
     def gen_of(self, path):
         try:
-            return self.conn.request("STATUS", path).items[0]
+            return self.conn.request(req.status(path)).items[0]
         except ServerError:
             return None
 
@@ -646,7 +650,7 @@ class Engine:
         for q in hits:
             gen, _, text = self.errors[q]
             log("last error for %s: %s" % (show(q), text.replace("\n", " | ")))
-            replies.append((q, gen, self.conn.send("SET", "error", q, gen=gen, message=text.replace("\n", " | ")[:MAX_MESSAGE])))
+            replies.append((q, gen, self.provider.set("error", q, gen=gen, message=text.replace("\n", " | ")[:MAX_MESSAGE])))
         for q, gen, r in replies:
             self.outcome(q, gen, r, "error")
         if not hits:
@@ -687,11 +691,11 @@ class Engine:
             if err is None:
                 m.remember(rel)
                 log("resolved %s: kept %s" % (show(p), "local" if keep_local else "mirror"))
-                self.outcome(p, gen, self.conn.send("SET", "synced", p, gen=gen), "synced")
+                self.outcome(p, gen, self.provider.set("synced", p, gen=gen), "synced")
             else:
                 self.errors[p] = (gen, err[0], err[1])
                 failures.append("%s: %s" % (show(p), err[0]))
-                self.outcome(p, gen, self.conn.send("SET", "error", p, gen=gen, message=err[0][:MAX_MESSAGE]), "error")
+                self.outcome(p, gen, self.provider.set("error", p, gen=gen, message=err[0][:MAX_MESSAGE]), "error")
         m.save()
         if failures:
             return "; ".join(failures), True
