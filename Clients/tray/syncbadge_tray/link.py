@@ -10,10 +10,8 @@ import logging
 
 from gi.repository import GLib
 
-from syncbadge import Connection, codec
+from syncbadge import Connection, req
 from syncbadge.viewer import Viewer, answer_of
-
-from .model import Root
 
 LOG = logging.getLogger("syncbadge-tray")
 
@@ -80,16 +78,15 @@ class Link(object):
         LOG.info("connected to %s (%s)", conn.path, conn.server)
         self.backoff = RECONNECT_FIRST
         self.tray.running = True
-        self.walk.reset()
         self.first_walk = 0
-        self._send_all(self.walk.start())
+        self._send_all(self.walk.connected(conn.caps))
         self.dirty = True
 
     def _closed(self, conn, reason):
         LOG.info("daemon connection closed: %s", reason)
         self._remove_watches()
+        self.walk.disconnected()
         self.tray.disconnected()
-        self.walk.reset()
         self.dirty = True
         self._changed()
         self._schedule_retry()
@@ -131,59 +128,33 @@ class Link(object):
     # -- requests -----------------------------------------------------------------------
 
     def _send_all(self, requests):
-        for verb, fields, options in requests:
-            self._send(verb, fields, options)
+        """Sends what the walk asks for; each answer goes back to it (and may ask for more)."""
+        for r in requests:
+            counted = self.walk.quiet and r.verb != "UNOBSERVE"
+            if counted:
+                self.first_walk += 1
 
-    def _send(self, verb, fields, options):
-        if not self.conn.ready:
-            return
-        counted = self.walk.quiet and verb != "UNOBSERVE"
-        if counted:
-            self.first_walk += 1
-        handler = {"ROOTS": self._roots_answered, "TOOLBAR": self._toolbar_answered}.get(verb)
-        on_data = None
-        if verb in ("OBSERVE", "LIST"):
-            children = []           # the listing's paths, read once, as its lines come
+            def answered(reply, r=r, counted=counted):
+                self._send_all(self.walk.answered(r, reply))
+                self.dirty = True
+                if counted and reply.final is not None and reply.conn.ready:
+                    self.first_walk -= 1
+                    if self.first_walk == 0 and self.walk.quiet:
+                        self.walk.settled()
+            try:
+                self.conn.send(r, on_answer=answered)
+            except Exception as ex:     # closed meanwhile (the close says the rest), or a path refused
+                LOG.warning("could not send %s: %s", r.verb, ex)
+        if requests:
+            self._want_output()
+        self._toolbars()
 
-            def on_data(message, children=children):
-                children.append(self._item_line(message))
-            handler = lambda reply, d=fields[0], c=children: self._listed(d, reply, c)   # noqa: E731
-        elif verb == "STATUS":
-            on_data = self._item_line
-
-        def answered(reply, handler=handler, counted=counted):
-            if handler is not None and reply.final is not None:
-                handler(reply)
+    def _toolbars(self):
+        if self.walk.toolbars_changed:
+            self.walk.toolbars_changed = False
             self.dirty = True
-            if counted and reply.conn.ready and reply.final is not None:
-                self.first_walk -= 1
-                if self.first_walk == 0 and self.walk.quiet:
-                    self.walk.settled()
-        try:
-            self.conn.send(verb, *fields, on_answer=answered, on_data=on_data, **options)
-        except Exception as ex:     # a closed connection, or a path the codec refuses
-            LOG.warning("could not send %s: %s", verb, ex)
-        self._want_output()
-
-    def _roots_answered(self, reply):
-        self._send_all(self.walk.roots_listed(reply.lines("ROOT")))
-
-    def _toolbar_answered(self, reply):
-        for provider in self.tray.toolbars_listed(reply.lines("TOOLBAR")):
-            self.ask_menu(provider)
-
-    def _listed(self, directory, reply, children):
-        if reply.ok:
-            self._send_all(self.walk.listed(directory, children))
-        else:
-            # Gone meanwhile (a `* GONE` follows or came), or no longer a directory.
-            self.walk.gone(directory)
-
-    def _item_line(self, message):
-        item = codec.Item.from_message(message)
-        self._send_all(self.walk.item(item))
-        self.dirty = True
-        return item.path if item is not None else None
+            for provider in self.tray.sync_toolbars():
+                self.ask_menu(provider)
 
     def ask_menu(self, provider):
         """``MENU toolbar provider=<name>``: the toolbar item's menu (no push says when an engine
@@ -194,7 +165,7 @@ class Link(object):
                 self._changed()
         if self.conn.ready and "provider-address" in self.conn.caps:
             try:
-                self.conn.send("MENU", "toolbar", provider=provider, on_answer=answered)
+                self.conn.send(req.menu("toolbar", provider=provider), on_answer=answered)
             except Exception as ex:
                 LOG.warning("could not ask for %s's menu: %s", provider, ex)
             self._want_output()
@@ -215,24 +186,6 @@ class Link(object):
 
     # -- pushes -------------------------------------------------------------------------
 
-    def _push(self, m):
-        kind = m.kind
-        if kind == "ITEM":
-            self._send_all(self.walk.item(codec.Item.from_message(m)))
-        elif kind == "GONE" and m.fields:
-            self.walk.gone(m.fields[0])
-        elif kind == "RESET" and m.fields:
-            self._send_all(self.walk.reset_dir(m.fields[0]))
-        elif kind == "ROOT" and m.fields:
-            root = Root.from_message(m)
-            if root is None:
-                self.walk.root_removed(m.fields[0])
-            else:
-                self._send_all(self.walk.root_line(root))
-        elif kind == "TOOLBAR":
-            provider = self.tray.toolbar_line(m)
-            if provider:
-                self.ask_menu(provider)
-        else:
-            return
+    def _push(self, message):
+        self._send_all(self.walk.push(message))
         self.dirty = True

@@ -9,7 +9,7 @@ import collections
 import os
 import time
 
-from syncbadge.viewer import Toolbar
+from syncbadge.follow import ALL, DirectoryFollower, is_under as under, split_path
 
 # PROTOCOL.md "States and badges": a directory reports the worst of its subtree, in this order.
 WORST_FIRST = ("error", "conflict", "syncing", "pending", "unknown", "synced")
@@ -35,109 +35,77 @@ def display_path(path, home=None):
     return text
 
 
-def under(path, top):
-    """`path` is `top` or below it (bytes)."""
-    return path == top or path.startswith(top.rstrip(b"/") + b"/")
-
-
 def count_text(counts, states=COUNT_ORDER):
     """``2 syncing, 1 conflict, 12,408 synced``: the non-zero counts, worst first."""
     parts = ["{:,} {}".format(counts[s], s) for s in states if counts.get(s)]
     return ", ".join(parts)
 
 
-class Root(object):
-    """A root as ROOT lines and the root's own ITEM (its counts) tell it."""
-
-    __slots__ = ("path", "state", "provider", "message", "scanning", "counts")
-
-    def __init__(self, path, state="unknown", provider=None, message=None, scanning=False):
-        self.path = path
-        self.state = state
-        self.provider = provider
-        self.message = message
-        self.scanning = scanning
-        self.counts = {}
-
-    @classmethod
-    def from_message(cls, message):
-        """The Root of a ``ROOT`` data line or ``* ROOT`` push (None for ``removed``)."""
-        if message.kind != "ROOT" or not message.fields or message.arg(1) == "removed":
-            return None
-        return cls(message.fields[0], message.arg(1, "unknown"), message.opt("provider"), message.opt("message"),
-                   message.opt("scanning") == "1")
-
-
 Problem = collections.namedtuple("Problem", "path state message root seq")
 
 
+def _bad(item):
+    """A directory's roll-up counts hold an error or a conflict."""
+    return bool(item.counts) and any(item.counts.get(s) for s in PROBLEMS)
+
+
 class Walk(object):
-    """Follows the problem paths of every root without listing the whole tree: it observes each
-    root and, below it, only the directories whose roll-up counts hold an ``error`` or
+    """Follows the problem paths of every root without listing the whole tree, on the package's
+    DirectoryFollower (roots, toolbar items, and the directories followed): each root is
+    followed, and below it only the directories whose roll-up counts hold an ``error`` or
     ``conflict``. A path that turns bad makes every directory above it bad, and the highest of
-    those that was not yet bad sits in a directory already observed (or is a root's child), whose
+    those that was not yet bad sits in a directory already followed (or is a root's child), whose
     observers get its ``* ITEM``: so these observations see every problem come and go.
 
-    Calls return requests to send: (verb, fields, options) tuples. The answers' data lines and
-    the pushes come back through item(), gone(), listed() and root lines."""
+    The I/O side hands it HELLO (connected), answers and pushes, and sends the req.Req lists
+    they return; the problems found are kept apart from the follower's listings, newest last."""
 
     def __init__(self):
-        self.roots = collections.OrderedDict()      # path -> Root
-        self.observed = set()                       # directories observed (roots included)
+        self.follower = DirectoryFollower(roots=True, toolbars=True)
         self.problems = collections.OrderedDict()   # path -> Problem, oldest first
         self.seq = 0
         self.entered = []                           # Problems new since the last take_entered()
         self.quiet = True                           # the first walk after a connect: no news
+        self.toolbars_changed = False
 
-    # -- connection ---------------------------------------------------------------------
+    # -- the follower's side ---------------------------------------------------------------
 
-    def reset(self):
-        """A new connection: nothing is observed, and the problems are found again by a quiet
-        walk (what was there before the daemon came back is no news)."""
-        self.observed.clear()
+    def connected(self, caps):
+        """A new connection: the problems are found again by a quiet walk (what was there
+        before the daemon came back is no news)."""
         self.problems.clear()
         self.entered = []
         self.quiet = True
+        return self.follower.connected(caps) + self._update()
 
-    def start(self):
-        """The first requests on a connection."""
-        return [("ROOTS", (), {}), ("TOOLBAR", (), {})]
+    def disconnected(self):
+        self.follower.disconnected()
+        for d in list(self.follower.dirs):
+            self.follower.unfollow(d)
+        self._update()
+
+    def answered(self, request, reply):
+        return self.follower.answered(request, reply) + self._update()
+
+    def push(self, message):
+        return self.follower.push(message) + self._update()
 
     def settled(self):
         """Every request of the first walk was answered: from now on a new problem is news."""
         self.quiet = False
         self.entered = []
 
-    # -- roots --------------------------------------------------------------------------
+    # -- what is known ---------------------------------------------------------------------
 
-    def roots_listed(self, messages):
-        """The ROOTS answer: every root, replacing what was known."""
-        seen = []
-        out = []
-        for m in messages:
-            root = Root.from_message(m)
-            if root is not None:
-                seen.append(root.path)
-                out += self.root_line(root)
-        for path in [p for p in self.roots if p not in seen]:
-            self.root_removed(path)
-        return out
+    @property
+    def roots(self):
+        """{path: codec.Root} (empty before ROOTS answered)."""
+        return self.follower.roots or {}
 
-    def root_line(self, root):
-        """A ROOT line: a new root is observed (its children, then its own counts)."""
-        old = self.roots.get(root.path)
-        if old is not None:
-            root.counts = old.counts
-        self.roots[root.path] = root
-        if root.path in self.observed:
-            return []
-        self.observed.add(root.path)
-        return [("OBSERVE", (root.path,), {}), ("STATUS", (root.path,), {})]
-
-    def root_removed(self, path):
-        self.roots.pop(path, None)
-        self.observed = set(d for d in self.observed if not under(d, path))
-        self._drop_under(path)
+    def counts(self, root):
+        """The root's counts (its own ITEM's ``counts=``), {} before they came."""
+        d = self.follower.directory(root)
+        return (d.own.counts or {}) if d is not None and d.own is not None else {}
 
     def root_of(self, path):
         for r in self.roots:
@@ -145,61 +113,76 @@ class Walk(object):
                 return r
         return None
 
-    # -- items --------------------------------------------------------------------------
+    def take_entered(self):
+        out, self.entered = self.entered, []
+        return out
 
-    def item(self, item):
-        """An ITEM (a listing's line, a STATUS answer or a push): returns requests to send."""
-        if item is None or item.state == "outside":
+    def recent(self, n=RECENT):
+        """The last `n` problems, newest first."""
+        return list(reversed(list(self.problems.values())[-n:]))
+
+    # -- the walk --------------------------------------------------------------------------
+
+    def _update(self):
+        f = self.follower
+        changes = f.take_changes()
+        if not changes:
             return []
-        root = self.roots.get(item.path)
-        if root is not None:
-            root.counts = item.counts or {}
-            if item.state in WORST_FIRST:
-                root.state = item.state
-            return []
+        out = []
+        if changes.toolbars:
+            self.toolbars_changed = True
+        # The daemon's order: roots are observed (and shown) as ROOTS lists them.
+        for path in [p for p in self.roots if p in changes.roots] + [p for p in changes.roots if p not in self.roots]:
+            if path in self.roots and f.directory(path) is None:
+                out += f.follow(path)
+                out.append(f.status(path))      # the root's own counts
+            elif path not in self.roots:
+                out += self._unfollow_under(path)
+        for path in changes.forgotten:
+            self._drop_under(path)
+        for directory, names in changes.dirs.items():
+            d = f.directory(directory)
+            if d is None or d.items is None:
+                continue
+            if names is ALL:
+                names = set(d.items) | set(split_path(p)[1] for p in self.problems if split_path(p)[0] == directory)
+            for name in names:
+                if name:
+                    out += self._child(directory + b"/" + name if directory != b"/" else b"/" + name,
+                                       d.items.get(name))
+        return out
+
+    def _child(self, path, item):
+        """What a listing or a push says of one child of a followed directory."""
+        f = self.follower
+        if item is None:                            # gone
+            self._drop_under(path)
+            return self._unfollow_under(path) if path not in self.roots else []
         if item.kind == "dir":
-            bad = bool(item.counts) and any(item.counts.get(s) for s in PROBLEMS)
             out = []
-            if bad and item.path not in self.observed:
-                self.observed.add(item.path)
-                out.append(("OBSERVE", (item.path,), {}))
-            elif not bad and item.path in self.observed:
-                out += self._unobserve_under(item.path)
+            bad = _bad(item)
+            if bad and f.directory(path) is None:
+                out += f.follow(path)
+            elif not bad and path not in self.roots:
+                out += self._unfollow_under(path)
             # A directory that is bad while nothing below it is: its own state.
             if item.state in PROBLEMS and not bad:
                 self._problem(item)
             else:
-                self._drop(item.path)
+                self.problems.pop(path, None)
             return out
         if item.state in PROBLEMS and item.kind != "gone":
             self._problem(item)
         else:
-            self._drop(item.path)
+            self.problems.pop(path, None)
         return []
 
-    def gone(self, path):
-        """``* GONE <path>``: it and what was below it; an observed directory's observation ended."""
-        self.observed = set(d for d in self.observed if not under(d, path))
-        self._drop_under(path)
-        return []
-
-    def listed(self, directory, items):
-        """A LIST/OBSERVE answer of `directory` (`items`: its children's paths, each already
-        passed to item()): its children as they are now. Problems and
-        observations of children it no longer holds go."""
-        names = set(items)
+    def _unfollow_under(self, top):
         out = []
-        for path in [p for p in self.problems if _parent(p) == directory and p not in names]:
-            self._drop(path)
-        for d in [d for d in self.observed if _parent(d) == directory and d not in names and d not in self.roots]:
-            out += self._unobserve_under(d)
+        for d in sorted(d for d in self.follower.dirs if under(d, top) and (d == top or d not in self.roots)):
+            out += self.follower.unfollow(d)
+        self._drop_under(top)
         return out
-
-    def reset_dir(self, directory):
-        """``* RESET <dir>``: list it again (the observation stays)."""
-        return [("LIST", (directory,), {})] if directory in self.observed else []
-
-    # -- problems -----------------------------------------------------------------------
 
     def _problem(self, item):
         old = self.problems.get(item.path)
@@ -212,32 +195,9 @@ class Walk(object):
         if old is None and not self.quiet:
             self.entered.append(problem)
 
-    def _drop(self, path):
-        self.problems.pop(path, None)
-
     def _drop_under(self, top):
         for p in [p for p in self.problems if under(p, top)]:
             del self.problems[p]
-
-    def _unobserve_under(self, top):
-        out = []
-        for d in sorted(d for d in self.observed if under(d, top) and d not in self.roots):
-            self.observed.discard(d)
-            out.append(("UNOBSERVE", (d,), {}))
-        self._drop_under(top)
-        return out
-
-    def take_entered(self):
-        out, self.entered = self.entered, []
-        return out
-
-    def recent(self, n=RECENT):
-        """The last `n` problems, newest first."""
-        return list(reversed(list(self.problems.values())[-n:]))
-
-
-def _parent(path):
-    return path.rpartition(b"/")[0] or b"/"
 
 
 # ---------------------------------------------------------------------------------------
@@ -340,39 +300,30 @@ class Tray(object):
         self.passive_when_synced = passive_when_synced
         self.running = False
         self.walk = Walk()
-        self.toolbars = collections.OrderedDict()   # provider -> Toolbar
         self.toolbar_menus = {}                     # provider -> [(action id, title, enabled)]
         self.answers = {}                           # provider -> the last action's answer text
 
     def disconnected(self):
         """The daemon went: its engines' items went with it (they come back with the engines)."""
         self.running = False
-        self.toolbars.clear()
         self.toolbar_menus.clear()
         self.answers.clear()
 
     # -- toolbars -----------------------------------------------------------------------
 
-    def toolbar_line(self, message):
-        """A TOOLBAR line or push: returns the provider whose menu to ask for (or None)."""
-        t = Toolbar.from_message(message)
-        if t is None:
-            return None
-        if t.removed:
-            self.toolbars.pop(t.provider, None)
-            self.toolbar_menus.pop(t.provider, None)
-            self.answers.pop(t.provider, None)
-            return None
-        self.toolbars[t.provider] = t
-        return t.provider
+    @property
+    def toolbars(self):
+        """{provider: Toolbar}, in the daemon's order."""
+        return collections.OrderedDict((t.provider, t) for t in self.walk.follower.toolbars or [])
 
-    def toolbars_listed(self, messages):
-        """The TOOLBAR answer: every provider's item, replacing what was known."""
-        providers = [self.toolbar_line(m) for m in messages]
-        for p in [p for p in self.toolbars if p not in providers]:
-            self.toolbars.pop(p)
-            self.toolbar_menus.pop(p, None)
-        return [p for p in providers if p]
+    def sync_toolbars(self):
+        """After the toolbar items changed: the providers whose menu to ask for (new ones); the
+        menus and answers of those gone are forgotten."""
+        toolbars = self.toolbars
+        for p in [p for p in self.toolbar_menus if p not in toolbars]:
+            del self.toolbar_menus[p]
+            self.answers.pop(p, None)
+        return [p for p in toolbars if p not in self.toolbar_menus]
 
     def toolbar_menu(self, provider, messages):
         """A ``MENU toolbar provider=`` answer: True when the items changed."""
@@ -386,10 +337,10 @@ class Tray(object):
     # -- what it looks like -------------------------------------------------------------
 
     def totals(self):
-        """Every root's counts added up, each root counted as itself too."""
+        """Every root's counts added up."""
         total = collections.Counter()
-        for root in self.walk.roots.values():
-            total.update(root.counts)
+        for root in self.walk.roots:
+            total.update(self.walk.counts(root))
         return total
 
     def worst(self):
@@ -421,7 +372,7 @@ class Tray(object):
 
     def root_label(self, root):
         text = "%s — %s" % (display_path(root.path, self.home), root.state)
-        counts = count_text(root.counts, ("error", "conflict", "syncing", "pending"))
+        counts = count_text(self.walk.counts(root.path), ("error", "conflict", "syncing", "pending"))
         if root.scanning:
             counts = ", ".join(c for c in ("scanning", counts) if c)
         if root.message:

@@ -20,86 +20,139 @@ def item(text):
     return codec.Item.from_message(line(text))
 
 
-def feed(walk, texts):
-    out = []
-    for t in texts:
-        out += walk.item(item(t))
-    return out
+class Reply(object):
+    """What the follower reads of an answer: its data lines and final line."""
+
+    def __init__(self, lines, final="1 OK"):
+        self.data = [line(t) for t in lines]
+        self.final = line(final)
+
+
+def verbs(requests):
+    return [(r.verb,) + tuple(r.fields) for r in requests]
+
+
+CAPS = ["observe", "toolbar-push", "provider-address", "action-reply"]
+
+
+class Daemon(object):
+    """Answers the walk's requests from a table of listings: {path: [ITEM lines]} for OBSERVE/LIST,
+    {path: ITEM line} for STATUS, the ROOT and TOOLBAR lines; what was sent is kept in order."""
+
+    def __init__(self, walk, roots, listings, statuses=None, toolbars=()):
+        self.walk = walk
+        self.roots = roots
+        self.listings = listings
+        self.statuses = statuses or {}
+        self.toolbars = toolbars
+        self.sent = []
+
+    def run(self, requests):
+        queue = list(requests)
+        while queue:
+            r = queue.pop(0)
+            self.sent.append((r.verb,) + tuple(r.fields))
+            if r.verb == "ROOTS":
+                reply = Reply(["1 ROOT " + t for t in self.roots])
+            elif r.verb == "TOOLBAR":
+                reply = Reply(["1 TOOLBAR " + t for t in self.toolbars])
+            elif r.verb in ("OBSERVE", "LIST"):
+                reply = Reply(["1 ITEM " + t for t in self.listings.get(r.fields[0].decode(), [])])
+            elif r.verb == "STATUS":
+                reply = Reply(["1 ITEM " + self.statuses[r.fields[0].decode()]])
+            else:
+                reply = Reply([])
+            queue += self.walk.answered(r, reply)
+
+    def push(self, text):
+        self.run(self.walk.push(line("* " + text)))
+
+
+def started(listings=None, statuses=None):
+    w = model.Walk()
+    d = Daemon(w, ["/r conflict provider=e", "/s synced"], listings or {}, dict({
+        "/r": "/r conflict badge=conflict kind=dir gen=1 counts=synced:12408,syncing:2,conflict:1",
+        "/s": "/s synced badge=synced kind=dir gen=1 counts=synced:3"}, **(statuses or {})))
+    d.run(w.connected(CAPS))
+    w.settled()
+    return w, d
 
 
 class WalkTest(unittest.TestCase):
-    def started(self):
-        w = model.Walk()
-        out = w.roots_listed([line("1 ROOT /r conflict provider=e"), line("1 ROOT /s synced")])
-        self.assertEqual(out, [("OBSERVE", (b"/r",), {}), ("STATUS", (b"/r",), {}),
-                               ("OBSERVE", (b"/s",), {}), ("STATUS", (b"/s",), {})])
-        return w
-
     def test_walks_down_only_where_the_counts_say_problems(self):
-        w = self.started()
-        out = feed(w, ["2 ITEM /r/a synced badge=synced kind=dir gen=1 counts=synced:5000",
-                       "2 ITEM /r/b conflict badge=conflict kind=dir gen=1 counts=synced:9,conflict:1",
-                       "2 ITEM /r/x.txt error badge=error kind=file gen=1 message=disk%20full"])
-        self.assertEqual(out, [("OBSERVE", (b"/r/b",), {})])
-        self.assertEqual(list(w.problems), [b"/r/x.txt"])
+        w, d = started({"/r": ["/r/a synced badge=synced kind=dir gen=1 counts=synced:5000",
+                               "/r/b conflict badge=conflict kind=dir gen=1 counts=synced:9,conflict:1",
+                               "/r/x.txt error badge=error kind=file gen=1 message=disk%20full"],
+                        "/r/b": ["/r/b/c.txt conflict badge=conflict kind=file gen=2",
+                                 "/r/b/ok.txt synced badge=synced kind=file gen=2"]})
+        self.assertEqual([s for s in d.sent if s[0] == "OBSERVE"],
+                         [("OBSERVE", b"/r"), ("OBSERVE", b"/s"), ("OBSERVE", b"/r/b")])
+        self.assertEqual(sorted(w.problems), [b"/r/b/c.txt", b"/r/x.txt"])
         self.assertEqual(w.problems[b"/r/x.txt"].message, "disk full")
-        feed(w, ["3 ITEM /r/b/c.txt conflict badge=conflict kind=file gen=2"])
-        self.assertEqual([p.path for p in w.recent()], [b"/r/b/c.txt", b"/r/x.txt"])
+        self.assertEqual(w.counts(b"/r"), {"synced": 12408, "syncing": 2, "conflict": 1})
         # The first walk is quiet: nothing there before is news.
-        w.settled()
         self.assertEqual(w.take_entered(), [])
 
     def test_a_new_problem_is_news_and_its_directory_followed(self):
-        w = self.started()
-        w.settled()
-        out = feed(w, ["* ITEM /r/a conflict badge=conflict kind=dir gen=1 counts=synced:4999,conflict:1"])
-        self.assertEqual(out, [("OBSERVE", (b"/r/a",), {})])
-        feed(w, ["5 ITEM /r/a/new.txt conflict badge=conflict kind=file gen=3"])
+        w, d = started({"/r": ["/r/a synced badge=synced kind=dir gen=1 counts=synced:5000"],
+                        "/r/a": ["/r/a/new.txt conflict badge=conflict kind=file gen=3"]})
+        d.push("ITEM /r/a conflict badge=conflict kind=dir gen=1 counts=synced:4999,conflict:1")
+        self.assertEqual(d.sent[-1], ("OBSERVE", b"/r/a"))
         self.assertEqual([p.path for p in w.take_entered()], [b"/r/a/new.txt"])
         # Resolved: the directory's counts lose the conflict, and it is no longer observed.
-        out = feed(w, ["* ITEM /r/a synced badge=synced kind=dir gen=1 counts=synced:5000"])
-        self.assertEqual(out, [("UNOBSERVE", (b"/r/a",), {})])
+        d.push("ITEM /r/a synced badge=synced kind=dir gen=1 counts=synced:5000")
+        self.assertEqual(d.sent[-1], ("UNOBSERVE", b"/r/a"))
         self.assertEqual(w.problems, {})
 
-    def test_listing_sweeps_children_that_went_and_gone_drops_subtrees(self):
-        w = self.started()
-        feed(w, ["* ITEM /r/d conflict badge=conflict kind=dir gen=1 counts=conflict:2",
-                 "* ITEM /r/d/e conflict badge=conflict kind=dir gen=1 counts=conflict:1",
-                 "* ITEM /r/d/e/f conflict badge=conflict kind=file gen=1",
-                 "* ITEM /r/d/g conflict badge=conflict kind=file gen=1"])
-        self.assertEqual(w.observed, {b"/r", b"/s", b"/r/d", b"/r/d/e"})
-        # A fresh listing of /r/d holds only e: g went meanwhile (a RESET's LIST).
-        self.assertEqual(w.reset_dir(b"/r/d"), [("LIST", (b"/r/d",), {})])
-        self.assertEqual(w.listed(b"/r/d", [b"/r/d/e"]), [])
-        self.assertEqual(list(w.problems), [b"/r/d/e/f"])
-        w.gone(b"/r/d")
+    def test_gone_drops_subtrees(self):
+        w, d = started({"/r": ["/r/d conflict badge=conflict kind=dir gen=1 counts=conflict:2"],
+                        "/r/d": ["/r/d/e conflict badge=conflict kind=dir gen=1 counts=conflict:1",
+                                 "/r/d/g conflict badge=conflict kind=file gen=1"],
+                        "/r/d/e": ["/r/d/e/f conflict badge=conflict kind=file gen=1"]})
+        self.assertEqual(sorted(w.problems), [b"/r/d/e/f", b"/r/d/g"])
+        d.push("GONE /r/d/g")
+        self.assertEqual(sorted(w.problems), [b"/r/d/e/f"])
+        d.push("GONE /r/d")
         self.assertEqual(w.problems, {})
-        self.assertEqual(w.observed, {b"/r", b"/s"})
+        self.assertEqual(sorted(w.follower.dirs), [b"/r", b"/s"])
 
-    def test_roots_counts_and_removal(self):
-        w = self.started()
-        feed(w, ["3 ITEM /r conflict badge=conflict kind=dir gen=1 counts=synced:12408,syncing:2,conflict:1"])
-        self.assertEqual(w.roots[b"/r"].counts, {"synced": 12408, "syncing": 2, "conflict": 1})
-        feed(w, ["* ITEM /r/x conflict badge=conflict kind=file gen=1"])
-        w.root_removed(b"/r")
+    def test_root_removed_and_added(self):
+        w, d = started({"/r": ["/r/x conflict badge=conflict kind=file gen=1"]})
+        self.assertEqual(list(w.problems), [b"/r/x"])
+        d.push("ROOT /r removed")
         self.assertEqual(list(w.roots), [b"/s"])
         self.assertEqual(w.problems, {})
-        self.assertEqual(w.observed, {b"/s"})
+        d.statuses["/t"] = "/t unknown badge=unknown kind=dir gen=1 counts=unknown:1"
+        d.push("ROOT /t unknown")
+        self.assertEqual(d.sent[-2:], [("OBSERVE", b"/t"), ("STATUS", b"/t")])
+        self.assertEqual(w.counts(b"/t"), {"unknown": 1})
 
     def test_a_directory_bad_by_its_own_state_is_a_problem(self):
-        w = self.started()
-        feed(w, ["* ITEM /r/d error badge=error kind=dir gen=1 counts=synced:3 message=gone%20remote"])
+        w, d = started({"/r": ["/r/d error badge=error kind=dir gen=1 counts=synced:3 message=gone%20remote"]})
         self.assertEqual(list(w.problems), [b"/r/d"])
-        self.assertNotIn(b"/r/d", w.observed)
+        self.assertIsNone(w.follower.directory(b"/r/d"))
+
+    def test_reconnect_walks_again_quietly(self):
+        w, d = started({"/r": ["/r/x conflict badge=conflict kind=file gen=1"]})
+        w.disconnected()
+        self.assertEqual(w.roots, {})
+        d.sent = []
+        d.run(w.connected(CAPS))
+        self.assertEqual(list(w.problems), [b"/r/x"])
+        self.assertEqual(w.take_entered(), [])
 
 
 class TrayTest(unittest.TestCase):
-    def tray(self):
+    def tray(self, listing=(), toolbars=()):
         t = model.Tray(home="/home/me")
         t.running = True
-        t.walk.roots_listed([line("1 ROOT /home/me/Sync conflict provider=e"), line("1 ROOT /data/b syncing")])
-        feed(t.walk, ["2 ITEM /home/me/Sync conflict badge=conflict kind=dir gen=1 counts=synced:12406,syncing:1,conflict:1",
-                      "2 ITEM /data/b syncing badge=syncing kind=dir gen=1 counts=synced:2,syncing:1"])
+        self.daemon = Daemon(t.walk, ["/home/me/Sync conflict provider=e", "/data/b syncing"],
+                             {"/home/me/Sync": list(listing)}, {
+                                 "/home/me/Sync": "/home/me/Sync conflict badge=conflict kind=dir gen=1 counts=synced:12406,syncing:1,conflict:1",
+                                 "/data/b": "/data/b syncing badge=syncing kind=dir gen=1 counts=synced:2,syncing:1"},
+                             toolbars)
+        self.daemon.run(t.walk.connected(CAPS))
+        t.walk.settled()
         return t
 
     def test_worst_status_and_tooltip(self):
@@ -107,9 +160,8 @@ class TrayTest(unittest.TestCase):
         self.assertEqual(t.icon_state(), "conflict")
         self.assertEqual(t.status(), "NeedsAttention")
         self.assertEqual(t.tooltip(), ("SyncBadge", "1 conflict, 2 syncing, 12,408 synced"))
-        feed(t.walk, ["* ITEM /home/me/Sync synced badge=synced kind=dir gen=1 counts=synced:12408"])
-        t.walk.roots[b"/home/me/Sync"].state = "synced"
-        t.walk.roots[b"/data/b"].state = "synced"
+        self.daemon.push("ROOT /home/me/Sync synced")
+        self.daemon.push("ROOT /data/b synced")
         self.assertEqual(t.status(), "Active")
         t.passive_when_synced = True
         self.assertEqual(t.status(), "Passive")
@@ -119,9 +171,9 @@ class TrayTest(unittest.TestCase):
         self.assertEqual(t.status(), "Active")
 
     def test_menu_layout(self):
-        t = self.tray()
-        feed(t.walk, ["* ITEM /home/me/Sync/a.txt conflict badge=conflict kind=file gen=1 message=both%20changed"])
-        self.assertEqual(t.toolbars_listed([line("4 TOOLBAR name=Engine tooltip=T provider=e")]), ["e"])
+        t = self.tray(["/home/me/Sync/a.txt conflict badge=conflict kind=file gen=1 message=both%20changed"],
+                      ["name=Engine tooltip=T provider=e"])
+        self.assertEqual(t.sync_toolbars(), ["e"])
         self.assertTrue(t.toolbar_menu("e", [line("5 MENUITEM e.pause title=Pause enabled=1"),
                                              line("5 MENUITEM e.off title=Off enabled=0")]))
         self.assertFalse(t.toolbar_menu("e", [line("6 MENUITEM e.pause title=Pause enabled=1"),
@@ -136,12 +188,14 @@ class TrayTest(unittest.TestCase):
         problems = [e for e in menu if e.label == "Recent problems"][0]
         self.assertEqual([(c.label, c.click) for c in problems.children],
                          [("a.txt — conflict: both changed", ("show", b"/home/me/Sync/a.txt"))])
-        t.toolbar_line(line("* TOOLBAR provider=e removed"))
+        self.daemon.push("TOOLBAR provider=e removed")
+        t.sync_toolbars()
         self.assertNotIn("Engine", [e.label for e in t.menu(model.Notifier(), 0)])
 
     def test_recent_problems_are_the_last_ten_newest_first(self):
         t = self.tray()
-        feed(t.walk, ["* ITEM /home/me/Sync/f%d conflict badge=conflict kind=file gen=1" % i for i in range(15)])
+        for i in range(15):
+            self.daemon.push("ITEM /home/me/Sync/f%d conflict badge=conflict kind=file gen=1" % i)
         self.assertEqual([os.path.basename(p.path) for p in t.walk.recent()], [b"f%d" % i for i in range(14, 4, -1)])
 
     def test_menu_ids_are_stable_and_forgotten(self):
