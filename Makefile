@@ -37,7 +37,7 @@ UNITS := $(DESTDIR)$(PREFIX)/lib/systemd/user
 .PHONY: all deps build test test-python test-filemanagers test-tray screenshot-tray test-repeat demo clean release install uninstall bench reliability fuzz \
   install-filemanagers install-user uninstall-filemanagers uninstall-user screenshots \
   dolphin test-dolphin test-vifm install-dolphin uninstall-dolphin install-emblems \
-  install-files deb test-package diagrams
+  install-files deb test-package diagrams install-tray uninstall-tray bench-tray
 
 all: build
 
@@ -166,6 +166,15 @@ bench: release
 	$(SWIFT) package --package-path Benchmarks --scratch-path $(BENCH_SCRATCH) benchmark --no-progress
 	SYNCBADGE_BIN=$(RELEASE_BIN) Benchmarks/run.sh $(BENCH_ARGS)
 
+# syncbadge-tray at scale and at idle (Benchmarks/scripts/tray_bench.py): a root of 1,001,000
+# files with 1,000 conflicts, spread and clustered; the tray's CPU and RSS for its walk, then its
+# wake-ups over an idle minute. TRAY_BENCH_ARGS=--top 1 --sub 9 --files 100 --problems 10 --idle 5
+# for a smoke run.
+bench-tray: deps
+	$(SWIFT) build $(SWIFT_FLAGS) --product syncbadged
+	SYNCBADGED=$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/syncbadged \
+	  dbus-run-session -- /usr/bin/python3 Benchmarks/scripts/tray_bench.py $(TRAY_BENCH_ARGS)
+
 # The slow fault and load cases, one line each, then `N passed, M failed` (docs/RELIABILITY.md).
 # RELIABILITY_ARGS=--quick or --only NAME.
 reliability: release
@@ -240,6 +249,7 @@ install-files:
 	$(MAKE) install-filemanagers PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) install-dolphin PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) install-vifm VIFM_SHARE=$(SHARE)
+	$(MAKE) install-tray PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	@echo "installed under $(DESTDIR)$(PREFIX); enable on demand start with: systemctl --user enable --now syncbadged.socket"
 	@echo "with Syncthing: systemctl --user enable --now syncbadge-syncthing.service"
 	@echo "with git: syncbadge-git add DIR, then systemctl --user enable --now syncbadge-git.service"
@@ -312,6 +322,22 @@ install-vifm:
 	install -m 755 Examples/vifm/syncbadge/syncbadge-vifm $(VIFM_SHARE)/syncbadge/vifm/syncbadge/
 	install -m 644 Clients/python/syncbadge/*.py $(VIFM_SHARE)/syncbadge/python/syncbadge/
 
+# syncbadge-tray (Clients/tray): the program in $(BIN), its modules under $(SHARE)/syncbadge/tray
+# (it finds them, and the Python package at ../share/syncbadge/python or installed, from its own
+# place), the man page, and the XDG autostart entry in $(SYSCONFDIR)/xdg/autostart, which starts
+# it at every user's login.
+SYSCONFDIR ?= /etc
+install-tray:
+	install -d $(BIN) $(SHARE)/syncbadge/tray/syncbadge_tray $(SHARE)/man/man1 $(DESTDIR)$(SYSCONFDIR)/xdg/autostart
+	install -m 755 Clients/tray/syncbadge-tray $(BIN)/syncbadge-tray
+	install -m 644 Clients/tray/syncbadge_tray/*.py $(SHARE)/syncbadge/tray/syncbadge_tray/
+	install -m 644 Clients/tray/syncbadge-tray.1 $(SHARE)/man/man1/
+	install -m 644 Clients/tray/syncbadge-tray.desktop $(DESTDIR)$(SYSCONFDIR)/xdg/autostart/
+
+uninstall-tray:
+	rm -f $(BIN)/syncbadge-tray $(SHARE)/man/man1/syncbadge-tray.1 $(DESTDIR)$(SYSCONFDIR)/xdg/autostart/syncbadge-tray.desktop
+	rm -rf $(SHARE)/syncbadge/tray
+
 # The extension and the emblems into your own ~/.local/share, the Dolphin plugins into
 # $(USER_PREFIX)/lib/<multiarch>/qt5/plugins (~/.local unless PREFIX=P is given; the emblems also go
 # to P/share then) and vifm's column: nothing else (no Swift build).
@@ -337,7 +363,7 @@ uninstall-filemanagers:
 	rm -rf $(FM_SHARE)/syncbadge/filemanagers
 	$(ICON_CACHE)
 
-uninstall: uninstall-filemanagers uninstall-dolphin
+uninstall: uninstall-filemanagers uninstall-dolphin uninstall-tray
 	rm -f $(BIN)/syncbadged $(BIN)/syncbadge $(BIN)/syncbadge-syncthing $(UNITS)/syncbadged.service $(UNITS)/syncbadged.socket \
 	  $(UNITS)/syncbadge-syncthing.service $(BIN)/syncbadge-git $(UNITS)/syncbadge-git.service
 	rm -f $(SHARE)/bash-completion/completions/syncbadge $(SHARE)/zsh/site-functions/_syncbadge \

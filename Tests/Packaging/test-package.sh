@@ -56,7 +56,7 @@ mapfile -t debs < <(ls dist/*.deb)
 packages=()
 for deb in "${debs[@]}"; do packages+=("$(dpkg-deb -f "$deb" Package)"); done
 echo "packages: ${packages[*]} (version $version)"
-for want in syncbadge syncbadge-syncthing python3-syncbadge nautilus-syncbadge nemo-syncbadge caja-syncbadge; do
+for want in syncbadge syncbadge-syncthing python3-syncbadge syncbadge-tray nautilus-syncbadge nemo-syncbadge caja-syncbadge; do
   check "package $want is built" bash -c "printf '%s\n' ${packages[*]} | grep -qx '$want'"
 done
 if [ -f Clients/dolphin/CMakeLists.txt ]; then
@@ -116,6 +116,11 @@ check "badges, prompt scripts and the ranger plugin under /usr/share/syncbadge" 
   test -f /usr/share/syncbadge/badges/badges.tsv -a -f /usr/share/syncbadge/prompt/syncbadge.zsh -a -f /usr/share/syncbadge/ranger/syncbadge.py
 check "man pages" test -f /usr/share/man/man1/syncbadge.1.gz -a -f /usr/share/man/man1/syncbadged.1.gz -a -f /usr/share/man/man1/syncbadge-syncthing.1.gz
 check "completions (bash, zsh, fish)" test -f /usr/share/bash-completion/completions/syncbadge -a -f /usr/share/zsh/vendor-completions/_syncbadge -a -f /usr/share/fish/vendor_completions.d/syncbadge.fish
+check "syncbadge-tray: the program, its modules, its man page and the autostart entry" \
+  test -x /usr/bin/syncbadge-tray -a -f /usr/share/syncbadge/tray/syncbadge_tray/model.py \
+    -a -f /usr/share/man/man1/syncbadge-tray.1.gz -a -f /etc/xdg/autostart/syncbadge-tray.desktop
+check "syncbadge-tray depends on python3-gi and python3-syncbadge" \
+  bash -c "dpkg-query -W -f='\${Depends}' syncbadge-tray | grep -q python3-gi && dpkg-query -W -f='\${Depends}' syncbadge-tray | grep -q python3-syncbadge"
 if printf '%s\n' "${packages[@]}" | grep -qx dolphin-syncbadge; then
   check "dolphin-syncbadge: the plugins in Qt's plugin directory" \
     bash -c "ls /usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/qt5/plugins/kf5/overlayicon/syncbadge_overlay.so /usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/qt5/plugins/kf5/kfileitemaction/syncbadge_actions.so"
@@ -194,6 +199,27 @@ if command -v nautilus > /dev/null && command -v xvfb-run > /dev/null; then
   else
     fail "Nautilus draws the synced emblem through the installed extension and daemon"
     grep -i "syncbadge\|error\|warning" "$work/nautilus.log" | tail -20 | sed 's/^/    /'
+  fi
+fi
+
+# 7c. The installed tray, as the autostart entry starts it (its Exec line), on a session bus of
+#     its own, follows the installed daemon: its log says it walked the root.
+if command -v dbus-run-session > /dev/null; then
+  tray_exec=$(sed -n 's/^Exec=//p' /etc/xdg/autostart/syncbadge-tray.desktop)
+  (cd "$work" && exec setsid dbus-run-session -- $tray_exec --verbose > "$work/tray.log" 2>&1) &
+  tray_pid=$!
+  followed=
+  for _ in $(seq 300); do
+    if grep -q "followed: 1 roots" "$work/tray.log"; then followed=1; break; fi
+    sleep 0.1
+  done
+  kill -- -"$tray_pid" 2>/dev/null
+  wait "$tray_pid" 2>/dev/null
+  if [ -n "$followed" ]; then
+    pass "the installed syncbadge-tray (the autostart entry's Exec) follows the installed daemon"
+  else
+    fail "the installed syncbadge-tray (the autostart entry's Exec) follows the installed daemon"
+    tail -20 "$work/tray.log" | sed 's/^/    /'
   fi
 fi
 
