@@ -24,6 +24,13 @@ check() { # check NAME COMMAND...: passes when the command succeeds
   local out
   if out=$("$@" 2>&1); then pass "$name"; else fail "$name"; echo "$out" | sed 's/^/    /' | tail -20; fi
 }
+# log_shows FILE PATTERN TENTHS: the program writing FILE logged a line matching PATTERN within
+# TENTHS tenths of a second (its log is the only thing to wait on).
+log_shows() {
+  local _
+  for _ in $(seq "$3"); do grep -q "$2" "$1" && return 0; sleep 0.1; done
+  return 1
+}
 finish() {
   echo
   echo "$passed passed, $failed failed"
@@ -188,10 +195,7 @@ if command -v nautilus > /dev/null && command -v xvfb-run > /dev/null; then
     > "$work/nautilus.log" 2>&1) &
   nautilus_pid=$!
   drawn=
-  for _ in $(seq 600); do
-    if grep -q "^syncbadge: drew $file emblem=emblem-syncbadge-synced" "$work/nautilus.log"; then drawn=1; break; fi
-    sleep 0.1
-  done
+  log_shows "$work/nautilus.log" "^syncbadge: drew $file emblem=emblem-syncbadge-synced" 600 && drawn=1
   kill -- -"$nautilus_pid" 2>/dev/null
   wait "$nautilus_pid" 2>/dev/null
   if [ -n "$drawn" ]; then
@@ -209,10 +213,7 @@ if command -v dbus-run-session > /dev/null; then
   (cd "$work" && exec setsid dbus-run-session -- $tray_exec --verbose > "$work/tray.log" 2>&1) &
   tray_pid=$!
   followed=
-  for _ in $(seq 300); do
-    if grep -q "followed: 1 roots" "$work/tray.log"; then followed=1; break; fi
-    sleep 0.1
-  done
+  log_shows "$work/tray.log" "followed: 1 roots" 300 && followed=1
   kill -- -"$tray_pid" 2>/dev/null
   wait "$tray_pid" 2>/dev/null
   if [ -n "$followed" ]; then
