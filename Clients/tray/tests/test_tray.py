@@ -62,6 +62,7 @@ class TrayCase(unittest.TestCase):
     """A daemon with a root of synced files, an engine, the desktop; start_tray() starts the tray."""
 
     fake_watcher = True             # False where a real panel plays the watcher
+    no_panel = False                # no watcher at all (GNOME without the AppIndicator extension)
 
     def setUp(self):
         self.work = tempfile.mkdtemp(prefix="syncbadge-tray-test.")
@@ -115,7 +116,9 @@ class TrayCase(unittest.TestCase):
         self.tray = subprocess.Popen(tray_command(CHECKOUT), env=env, stdin=subprocess.DEVNULL,
                                      stdout=self.tray_log, stderr=subprocess.STDOUT)
         service = "org.kde.StatusNotifierItem-%d-1" % self.tray.pid
-        if self.fake_watcher:
+        if self.no_panel:
+            self.desktop.wait_for("the tray's item on the bus", lambda: self.desktop.has_owner(service))
+        elif self.fake_watcher:
             self.desktop.wait_for("the tray to register with the watcher",
                                   lambda: any(r[1] == service for r in self.desktop.registered))
         else:
@@ -291,6 +294,23 @@ class TrayTest(TrayCase):
         self.wait_prop("IconName", "emblem-syncbadge-synced")
         admin.close()
         self.assertIsNotNone(tray.find("Sync — synced"))
+
+
+class NoPanelTest(TrayCase):
+    """GNOME without the AppIndicator extension: no StatusNotifierWatcher at all."""
+
+    fake_watcher = False
+    no_panel = True
+
+    def test_notifications_come_without_a_panel(self):
+        tray = self.start_tray()
+        self.wait_prop("IconName", "emblem-syncbadge-synced")
+        self.engine.set("conflict", self.path("docs/report.txt"), message="both changed")
+        note = self.desktop.wait_for("a notification", lambda: self.notes("in conflict"))[0]
+        self.assertTrue(note["summary"].startswith("report.txt is in conflict in "))
+        self.assertEqual(note["body"], "both changed")
+        self.assertFalse(self.desktop.registered)
+        self.assertIsNotNone(tray.find("report.txt — conflict"))
 
 
 if __name__ == "__main__":
