@@ -148,8 +148,13 @@ class Walk(object):
                 names = set(d.items) | set(split_path(p)[1] for p in self.problems if split_path(p)[0] == directory)
             for name in names:
                 if name:
-                    out += self._child(directory + b"/" + name if directory != b"/" else b"/" + name,
-                                       d.items.get(name))
+                    item = d.items.get(name)
+                    out += self._child(directory + b"/" + name if directory != b"/" else b"/" + name, item)
+                    # The follower keeps every child; the walk needs only directories and problems.
+                    # A million synced files would stay in memory otherwise (/work/coord/
+                    # follower-requests.md asks the follower for a keep= filter to do this).
+                    if item is not None and item.kind != "dir" and item.state not in PROBLEMS:
+                        del d.items[name]
         return out
 
     def _child(self, path, item):

@@ -92,6 +92,12 @@ class WalkTest(unittest.TestCase):
         self.assertEqual(w.counts(b"/r"), {"synced": 12408, "syncing": 2, "conflict": 1})
         # The first walk is quiet: nothing there before is news.
         self.assertEqual(w.take_entered(), [])
+        # Of the listings only directories and problems are kept (a million synced files would not fit).
+        self.assertEqual(sorted(w.follower.items(b"/r/b")), [b"c.txt"])
+        self.assertEqual(sorted(w.follower.items(b"/r")), [b"a", b"b", b"x.txt"])
+        d.push("ITEM /r/b/c.txt synced badge=synced kind=file gen=3")
+        self.assertEqual(w.follower.items(b"/r/b"), {})
+        self.assertEqual(sorted(w.problems), [b"/r/x.txt"])
 
     def test_a_new_problem_is_news_and_its_directory_followed(self):
         w, d = started({"/r": ["/r/a synced badge=synced kind=dir gen=1 counts=synced:5000"],
