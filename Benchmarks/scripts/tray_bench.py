@@ -138,6 +138,9 @@ def main():
     subprocess.run([mkfiles, "tree", root, str(args.top), str(args.sub), str(args.files)], check=True)
     print("tree: %d directories, %d files, made in %.1f s" % (len(dirs), files, time.monotonic() - t), flush=True)
 
+    # A daemon of this run's own: a reused tree is registered afresh (a stored one would be
+    # rescanning, and ADD-ROOT busy, until the rescan is done).
+    shutil.rmtree(os.path.join(work, "daemon"), ignore_errors=True)
     daemon = testing.Daemon(os.path.join(work, "daemon")).start(timeout=120)
     results = []
     try:
