@@ -24,12 +24,23 @@ check() { # check NAME COMMAND...: passes when the command succeeds
   local out
   if out=$("$@" 2>&1); then pass "$name"; else fail "$name"; echo "$out" | sed 's/^/    /' | tail -20; fi
 }
-# log_shows FILE PATTERN TENTHS: the program writing FILE logged a line matching PATTERN within
-# TENTHS tenths of a second (its log is the only thing to wait on).
-log_shows() {
-  local _
-  for _ in $(seq "$3"); do grep -q "$2" "$1" && return 0; sleep 0.1; done
-  return 1
+# check_log NAME PID LOG PATTERN TENTHS: passes when the program started as process group PID
+# logs a line matching PATTERN in LOG within TENTHS tenths of a second (its log is the only thing
+# to wait on); the program is stopped either way.
+check_log() {
+  local name=$1 pid=$2 log=$3 pattern=$4 tenths=$5 seen= _
+  for _ in $(seq "$tenths"); do
+    if grep -q "$pattern" "$log" 2>/dev/null; then seen=1; break; fi
+    sleep 0.1
+  done
+  kill -- -"$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  if [ -n "$seen" ]; then
+    pass "$name"
+  else
+    fail "$name"
+    grep -i "syncbadge\|error\|warning" "$log" | tail -20 | sed 's/^/    /'
+  fi
 }
 finish() {
   echo
@@ -193,17 +204,8 @@ if command -v nautilus > /dev/null && command -v xvfb-run > /dev/null; then
     GSK_RENDERER=cairo NO_AT_BRIDGE=1 PATH=/usr/bin:/bin \
     xvfb-run -a -s '-screen 0 1280x800x24' dbus-run-session -- nautilus --new-window "$work/root/sub" \
     > "$work/nautilus.log" 2>&1) &
-  nautilus_pid=$!
-  drawn=
-  log_shows "$work/nautilus.log" "^syncbadge: drew $file emblem=emblem-syncbadge-synced" 600 && drawn=1
-  kill -- -"$nautilus_pid" 2>/dev/null
-  wait "$nautilus_pid" 2>/dev/null
-  if [ -n "$drawn" ]; then
-    pass "Nautilus draws the synced emblem through the installed extension and daemon"
-  else
-    fail "Nautilus draws the synced emblem through the installed extension and daemon"
-    grep -i "syncbadge\|error\|warning" "$work/nautilus.log" | tail -20 | sed 's/^/    /'
-  fi
+  check_log "Nautilus draws the synced emblem through the installed extension and daemon" $! \
+    "$work/nautilus.log" "^syncbadge: drew $file emblem=emblem-syncbadge-synced" 600
 fi
 
 # 7c. The installed tray, as the autostart entry starts it (its Exec line), on a session bus of
@@ -211,17 +213,8 @@ fi
 if command -v dbus-run-session > /dev/null; then
   tray_exec=$(sed -n 's/^Exec=//p' /etc/xdg/autostart/syncbadge-tray.desktop)
   (cd "$work" && exec setsid dbus-run-session -- $tray_exec --verbose > "$work/tray.log" 2>&1) &
-  tray_pid=$!
-  followed=
-  log_shows "$work/tray.log" "followed: 1 roots" 300 && followed=1
-  kill -- -"$tray_pid" 2>/dev/null
-  wait "$tray_pid" 2>/dev/null
-  if [ -n "$followed" ]; then
-    pass "the installed syncbadge-tray (the autostart entry's Exec) follows the installed daemon"
-  else
-    fail "the installed syncbadge-tray (the autostart entry's Exec) follows the installed daemon"
-    tail -20 "$work/tray.log" | sed 's/^/    /'
-  fi
+  check_log "the installed syncbadge-tray (the autostart entry's Exec) follows the installed daemon" $! \
+    "$work/tray.log" "followed: 1 roots" 300
 fi
 
 kill "$daemon_pid" 2>/dev/null
