@@ -21,6 +21,9 @@ APT_PACKAGES_LEAN := nautilus python3-nautilus nemo nemo-python caja python3-caj
 # Breeze (Plasma's icon theme, which has no emblem-default: the tests draw what users see); vifm
 # for its column (Examples/vifm).
 APT_PACKAGES_LEAN += dolphin libkf5kio-dev extra-cmake-modules qtbase5-dev cmake g++ breeze-icon-theme vifm
+# syncbadge-tray (Clients/tray): GLib's Gio for Debian's python3, and xfce4-panel, whose systray
+# plugin is the real StatusNotifierItem host of its panel test.
+APT_PACKAGES_LEAN += python3-gi gir1.2-glib-2.0 xfce4-panel
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 PREFIX ?= /usr/local
@@ -34,10 +37,10 @@ BIN := $(DESTDIR)$(PREFIX)/bin
 SHARE := $(DESTDIR)$(PREFIX)/share
 UNITS := $(DESTDIR)$(PREFIX)/lib/systemd/user
 
-.PHONY: all deps build test test-python test-filemanagers test-repeat demo clean release install uninstall bench reliability fuzz \
+.PHONY: all deps build test test-python test-filemanagers test-tray screenshot-tray test-repeat demo clean release install uninstall bench reliability fuzz \
   install-filemanagers install-user uninstall-filemanagers uninstall-user screenshots \
   dolphin test-dolphin test-vifm test-units install-dolphin uninstall-dolphin install-emblems \
-  install-files deb root test-package diagrams
+  install-files deb root test-package diagrams install-tray uninstall-tray bench-tray
 
 all: build
 
@@ -67,6 +70,7 @@ test: deps
 	$(MAKE) test-dolphin
 	$(MAKE) test-vifm
 	$(MAKE) test-units
+	$(MAKE) test-tray
 	$(SWIFT) test --skip-build $(SWIFT_FLAGS)
 
 # Nautilus, Nemo and Caja with the extension, headless, against this build's daemon
@@ -85,6 +89,7 @@ test-filemanagers: deps
 screenshots:
 	$(MAKE) test-filemanagers SYNCBADGE_FM_SCREENSHOTS=$(abspath docs/images)
 	$(MAKE) test-dolphin SYNCBADGE_DOLPHIN_SCREENSHOTS=$(abspath docs/images)
+	$(MAKE) screenshot-tray
 
 # docs/images/dataflow.svg from docs/dataflow.dot (docs/ARCHITECTURE.md's picture), committed so
 # that the doc shows it; ArchitectureDocTests fails when the SVG lacks a node or edge of the source.
@@ -132,6 +137,21 @@ UNIT_PRODUCTS := syncbadged syncbadge syncbadge-git syncbadge-syncthing
 test-units: deps
 	for p in $(UNIT_PRODUCTS); do $(SWIFT) build $(SWIFT_FLAGS) --product $$p || exit 1; done
 	$(SUDO) env SYNCBADGE_BIN=$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path) python3 -m unittest discover -s Tests/Units -v
+# syncbadge-tray (Clients/tray/tests): its model alone, then the tray on a session bus of its
+# own against this build's daemon and an engine, with a StatusNotifierWatcher, a notification
+# server and a file manager played by the test, then under Xvfb in a real xfce4-panel.
+# Under /usr/bin/python3, which has gi.
+test-tray: deps
+	$(SWIFT) build $(SWIFT_FLAGS) --product syncbadged
+	SYNCBADGED=$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/syncbadged \
+	  SYNCBADGE_TRAY_ARTIFACTS=$(abspath $(SCRATCH))/tray-artifacts \
+	  xvfb-run -a -s '-screen 0 900x560x24' dbus-run-session -- \
+	  /usr/bin/python3 -m unittest discover -s Clients/tray/tests -v
+
+# docs/images/tray.png: xfce4-panel with the tray's icon and its menu open, taken by test-tray's
+# panel test.
+screenshot-tray:
+	$(MAKE) test-tray SYNCBADGE_TRAY_SCREENSHOT=$(abspath docs/images/tray.png)
 
 # The Python client package (Clients/python), and the shell prompts' and the C helpers' codecs,
 # against Tests/Vectors/wire.tsv and a fake daemon: standard library unittest, any python3 >= 3.9,
@@ -146,7 +166,7 @@ N ?= 20
 test-repeat: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	python3 Tests/repeat.py -n $(N) --swift $(SWIFT) --scratch $(SCRATCH) --also test-python --also test-filemanagers \
-	  --also test-dolphin --also test-vifm --also test-units
+	  --also test-dolphin --also test-vifm --also test-units --also test-tray
 
 # The demo installs only what it uses: the libraries the Swift build links and the example
 # engine's rsync and python3; no file manager, X server or KDE (make test installs those).
@@ -166,6 +186,15 @@ BENCH_SCRATCH ?= .build-bench
 bench: release
 	$(SWIFT) package --package-path Benchmarks --scratch-path $(BENCH_SCRATCH) benchmark --no-progress
 	SYNCBADGE_BIN=$(RELEASE_BIN) Benchmarks/run.sh $(BENCH_ARGS)
+
+# syncbadge-tray at scale and at idle (Benchmarks/scripts/tray_bench.py): a root of 1,001,000
+# files with 1,000 conflicts, spread and clustered; the tray's CPU and RSS for its walk, then its
+# wake-ups over an idle minute. TRAY_BENCH_ARGS=--top 1 --sub 9 --files 100 --problems 10 --idle 5
+# for a smoke run.
+bench-tray: deps
+	$(SWIFT) build $(SWIFT_FLAGS) --product syncbadged
+	SYNCBADGED=$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/syncbadged \
+	  dbus-run-session -- /usr/bin/python3 Benchmarks/scripts/tray_bench.py $(TRAY_BENCH_ARGS)
 
 # The slow fault and load cases, one line each, then `N passed, M failed` (docs/RELIABILITY.md).
 # RELIABILITY_ARGS=--quick or --only NAME.
@@ -243,6 +272,7 @@ install-files:
 	$(MAKE) install-filemanagers PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) install-dolphin PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) install-vifm VIFM_SHARE=$(SHARE)
+	$(MAKE) install-tray PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	@echo "installed under $(DESTDIR)$(PREFIX); enable on demand start with: systemctl --user enable --now syncbadged.socket"
 	@echo "with Syncthing: systemctl --user enable --now syncbadge-syncthing.service"
 	@echo "with git: syncbadge-git add DIR, then systemctl --user enable --now syncbadge-git.service"
@@ -322,6 +352,22 @@ install-vifm:
 	install -m 755 Examples/vifm/syncbadge/syncbadge-vifm $(VIFM_SHARE)/syncbadge/vifm/syncbadge/
 	install -m 644 Clients/python/syncbadge/*.py $(VIFM_SHARE)/syncbadge/python/syncbadge/
 
+# syncbadge-tray (Clients/tray): the program in $(BIN), its modules under $(SHARE)/syncbadge/tray
+# (it finds them, and the Python package at ../share/syncbadge/python or installed, from its own
+# place), the man page, and the XDG autostart entry in $(SYSCONFDIR)/xdg/autostart, which starts
+# it at every user's login.
+SYSCONFDIR ?= /etc
+install-tray:
+	install -d $(BIN) $(SHARE)/syncbadge/tray/syncbadge_tray $(SHARE)/man/man1 $(DESTDIR)$(SYSCONFDIR)/xdg/autostart
+	install -m 755 Clients/tray/syncbadge-tray $(BIN)/syncbadge-tray
+	install -m 644 Clients/tray/syncbadge_tray/*.py $(SHARE)/syncbadge/tray/syncbadge_tray/
+	install -m 644 Clients/tray/syncbadge-tray.1 $(SHARE)/man/man1/
+	install -m 644 Clients/tray/syncbadge-tray.desktop $(DESTDIR)$(SYSCONFDIR)/xdg/autostart/
+
+uninstall-tray:
+	rm -f $(BIN)/syncbadge-tray $(SHARE)/man/man1/syncbadge-tray.1 $(DESTDIR)$(SYSCONFDIR)/xdg/autostart/syncbadge-tray.desktop
+	rm -rf $(SHARE)/syncbadge/tray
+
 # The extension and the emblems into your own ~/.local/share, the Dolphin plugins into
 # $(USER_PREFIX)/lib/<multiarch>/qtN/plugins (~/.local unless PREFIX=P is given; the emblems also go
 # to P/share then) and vifm's column: nothing else (no Swift build).
@@ -347,7 +393,7 @@ uninstall-filemanagers:
 	rm -rf $(FM_SHARE)/syncbadge/filemanagers
 	$(ICON_CACHE)
 
-uninstall: uninstall-filemanagers uninstall-dolphin
+uninstall: uninstall-filemanagers uninstall-dolphin uninstall-tray
 	rm -f $(BIN)/syncbadged $(BIN)/syncbadge $(BIN)/syncbadge-syncthing $(UNITS)/syncbadged.service $(UNITS)/syncbadged.socket \
 	  $(UNITS)/syncbadge-syncthing.service $(BIN)/syncbadge-git $(UNITS)/syncbadge-git.service \
 	  $(BIN)/syncbadge-rclone $(UNITS)/syncbadge-rclone@.service

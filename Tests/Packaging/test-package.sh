@@ -24,6 +24,24 @@ check() { # check NAME COMMAND...: passes when the command succeeds
   local out
   if out=$("$@" 2>&1); then pass "$name"; else fail "$name"; echo "$out" | sed 's/^/    /' | tail -20; fi
 }
+# check_log NAME PID LOG PATTERN TENTHS: passes when the program started as process group PID
+# logs a line matching PATTERN in LOG within TENTHS tenths of a second (its log is the only thing
+# to wait on); the program is stopped either way.
+check_log() {
+  local name=$1 pid=$2 log=$3 pattern=$4 tenths=$5 seen= _
+  for _ in $(seq "$tenths"); do
+    if grep -q "$pattern" "$log" 2>/dev/null; then seen=1; break; fi
+    sleep 0.1
+  done
+  kill -- -"$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  if [ -n "$seen" ]; then
+    pass "$name"
+  else
+    fail "$name"
+    grep -i "syncbadge\|error\|warning" "$log" | tail -20 | sed 's/^/    /'
+  fi
+}
 finish() {
   echo
   echo "$passed passed, $failed failed"
@@ -56,7 +74,7 @@ mapfile -t debs < <(ls dist/*.deb)
 packages=()
 for deb in "${debs[@]}"; do packages+=("$(dpkg-deb -f "$deb" Package)"); done
 echo "packages: ${packages[*]} (version $version)"
-for want in syncbadge syncbadge-syncthing syncbadge-rclone python3-syncbadge nautilus-syncbadge nemo-syncbadge caja-syncbadge; do
+for want in syncbadge syncbadge-syncthing syncbadge-rclone python3-syncbadge syncbadge-tray nautilus-syncbadge nemo-syncbadge caja-syncbadge; do
   check "package $want is built" bash -c "printf '%s\n' ${packages[*]} | grep -qx '$want'"
 done
 if [ -f Clients/dolphin/CMakeLists.txt ]; then
@@ -117,6 +135,11 @@ check "badges, prompt scripts and the ranger plugin under /usr/share/syncbadge" 
 check "man pages" test -f /usr/share/man/man1/syncbadge.1.gz -a -f /usr/share/man/man1/syncbadged.1.gz -a -f /usr/share/man/man1/syncbadge-syncthing.1.gz -a -f /usr/share/man/man1/syncbadge-rclone.1.gz
 check "syncbadge-rclone: its templated user unit" test -f "/usr/lib/systemd/user/syncbadge-rclone@.service"
 check "completions (bash, zsh, fish)" test -f /usr/share/bash-completion/completions/syncbadge -a -f /usr/share/zsh/vendor-completions/_syncbadge -a -f /usr/share/fish/vendor_completions.d/syncbadge.fish
+check "syncbadge-tray: the program, its modules, its man page and the autostart entry" \
+  test -x /usr/bin/syncbadge-tray -a -f /usr/share/syncbadge/tray/syncbadge_tray/model.py \
+    -a -f /usr/share/man/man1/syncbadge-tray.1.gz -a -f /etc/xdg/autostart/syncbadge-tray.desktop
+check "syncbadge-tray depends on python3-gi and python3-syncbadge" \
+  bash -c "dpkg-query -W -f='\${Depends}' syncbadge-tray | grep -q python3-gi && dpkg-query -W -f='\${Depends}' syncbadge-tray | grep -q python3-syncbadge"
 if printf '%s\n' "${packages[@]}" | grep -qx dolphin-syncbadge; then
   check "dolphin-syncbadge: the plugins in Qt's plugin directory" \
     bash -c "ls /usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/qt5/plugins/kf5/overlayicon/syncbadge_overlay.so /usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/qt5/plugins/kf5/kfileitemaction/syncbadge_actions.so"
@@ -182,20 +205,17 @@ if command -v nautilus > /dev/null && command -v xvfb-run > /dev/null; then
     GSK_RENDERER=cairo NO_AT_BRIDGE=1 PATH=/usr/bin:/bin \
     xvfb-run -a -s '-screen 0 1280x800x24' dbus-run-session -- nautilus --new-window "$work/root/sub" \
     > "$work/nautilus.log" 2>&1) &
-  nautilus_pid=$!
-  drawn=
-  for _ in $(seq 600); do
-    if grep -q "^syncbadge: drew $file emblem=emblem-syncbadge-synced" "$work/nautilus.log"; then drawn=1; break; fi
-    sleep 0.1
-  done
-  kill -- -"$nautilus_pid" 2>/dev/null
-  wait "$nautilus_pid" 2>/dev/null
-  if [ -n "$drawn" ]; then
-    pass "Nautilus draws the synced emblem through the installed extension and daemon"
-  else
-    fail "Nautilus draws the synced emblem through the installed extension and daemon"
-    grep -i "syncbadge\|error\|warning" "$work/nautilus.log" | tail -20 | sed 's/^/    /'
-  fi
+  check_log "Nautilus draws the synced emblem through the installed extension and daemon" $! \
+    "$work/nautilus.log" "^syncbadge: drew $file emblem=emblem-syncbadge-synced" 600
+fi
+
+# 7c. The installed tray, as the autostart entry starts it (its Exec line), on a session bus of
+#     its own, follows the installed daemon: its log says it walked the root.
+if command -v dbus-run-session > /dev/null; then
+  tray_exec=$(sed -n 's/^Exec=//p' /etc/xdg/autostart/syncbadge-tray.desktop)
+  (cd "$work" && exec setsid dbus-run-session -- $tray_exec --verbose > "$work/tray.log" 2>&1) &
+  check_log "the installed syncbadge-tray (the autostart entry's Exec) follows the installed daemon" $! \
+    "$work/tray.log" "followed: 1 roots" 300
 fi
 
 kill "$daemon_pid" 2>/dev/null
