@@ -2,21 +2,31 @@
 SyncBadge's units (Tests/Units/test_units.py).
 
 systemd-nspawn boots the tree (the host's own `/` by default) with `--volatile=yes`: a tmpfs
-root with the tree's /usr read-only, so nothing the container does reaches the host. /etc is
-empty then, so the few files PAM and the user manager need are bound in from the tree, and
-passwd, group and shadow are written for the test's own user: the host's user database is
-never touched. `--register=no --keep-unit` because no machined runs here.
+root with the tree's /usr read-only, so nothing the container does reaches the host, and
+`--private-network`, so its loopback is its own. /etc is empty then, so copies of the files PAM
+and the user manager need are bound in, and the user database is the tree's plus the test's own
+user: the host's is never touched. `--register=no --keep-unit` because no machined runs here.
+systemd-nspawn itself leaves an empty cgroup and a directory under /run/systemd/nspawn per run.
 """
 
+import ctypes
+import glob
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "Clients", "python"))
+from syncbadge import testing  # noqa: E402
+
 USER = "sbunit"
 UID = 4242
+PREFIX = "syncbadge-units-"
+PR_SET_PDEATHSIG = 1
 
 
 class BootError(RuntimeError):
@@ -24,15 +34,24 @@ class BootError(RuntimeError):
 
 
 def _wait(predicate, timeout, what):
-    """Polls `predicate` until it returns a true value or `timeout` seconds pass."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise BootError("timed out after %ds waiting for %s" % (timeout, what))
-        time.sleep(0.1)
+    return testing.wait_until(what, predicate, timeout, interval=0.1, error=BootError)
+
+
+def _die_with_parent():
+    # systemd-nspawn halts its container when the test process dies, however it dies.
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def sweep_stale(tmp=None):
+    """Work directories of earlier runs whose nspawn is gone (a run killed before its teardown)."""
+    for work in glob.glob(os.path.join(tmp or tempfile.gettempdir(), PREFIX + "*")):
+        try:
+            with open(os.path.join(work, "nspawn.pid")) as f:
+                pid = int(f.read())
+            os.kill(pid, 0)
+            continue            # still running: another test's
+        except (OSError, ValueError):
+            shutil.rmtree(work, ignore_errors=True)
 
 
 class BootedTree(object):
@@ -40,7 +59,8 @@ class BootedTree(object):
         self.tree = tree
         self.binds_ro = list(binds_ro)
         self.name = name or "sbunit-%d" % os.getpid()
-        self.work = tempfile.mkdtemp(prefix="syncbadge-units-")
+        sweep_stale()
+        self.work = tempfile.mkdtemp(prefix=PREFIX)
         self.home = os.path.join(self.work, "home")
         self.process = None
         self.leader = None
@@ -78,7 +98,7 @@ class BootedTree(object):
             f.write(os.urandom(16).hex() + "\n")
         os.makedirs(self.home)
         os.chown(self.home, UID, UID)
-        args = ["systemd-nspawn", "-D", self.tree, "--volatile=yes", "--register=no", "--keep-unit",
+        args = ["systemd-nspawn", "-D", self.tree, "--volatile=yes", "--private-network", "--register=no", "--keep-unit",
                 "-M", self.name, "-b", "--console=passive",
                 # Writable copies: systemd-sysusers adds the system users (messagebus...) at boot.
                 "--bind=%s:/etc/passwd" % os.path.join(etc, "passwd"),
@@ -101,21 +121,34 @@ class BootedTree(object):
             args.append("--bind-ro=%s" % path)
         args.append("systemd.firstboot=off")
         log = open(self.log_path, "w")
-        self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                        preexec_fn=_die_with_parent)
         log.close()
+        with open(os.path.join(self.work, "nspawn.pid"), "w") as f:
+            f.write(str(self.process.pid))
+        own_pidns = os.readlink("/proc/self/ns/pid")
 
         def leader():
+            # The container's init: nspawn's child in a PID namespace of its own running systemd
+            # (nspawn forks short-lived helpers first, in ours).
             if self.process.poll() is not None:
                 raise BootError("systemd-nspawn exited with %s: %s" % (self.process.returncode, self.log()))
             out = subprocess.run(["pgrep", "-P", str(self.process.pid)], capture_output=True, text=True).stdout.split()
-            return int(out[0]) if out else None
+            for pid in out:
+                try:
+                    if os.readlink("/proc/%s/ns/pid" % pid) != own_pidns and open("/proc/%s/comm" % pid).read().strip() == "systemd":
+                        return int(pid)
+                except OSError:
+                    continue
+            return None
 
         self.leader = _wait(leader, timeout, "the container's init")
+
         # Boot done: is-system-running --wait returns once no job is left (running or degraded);
-        # "offline" until the manager listens at all.
+        # "offline" (or nothing) until the manager listens at all.
         def booted():
             state = self.run(["systemctl", "is-system-running", "--wait"], timeout=timeout, check=False).stdout.strip()
-            return None if state == "offline" else state
+            return None if state in ("offline", "") else state
         state = _wait(booted, timeout, "the container's manager")
         if state not in ("running", "degraded"):
             raise BootError("the container did not boot: %s\n%s" % (state, self.log()))
@@ -123,16 +156,31 @@ class BootedTree(object):
         return self
 
     def shutdown(self):
+        """Halts the container (poweroff, then SIGKILL of nspawn and the container's init) and
+        removes the work directory; every step runs whatever the one before did."""
         if self.process and self.process.poll() is None:
-            # poweroff through the container's own manager, then the hard way.
-            subprocess.run(["nsenter", "-t", str(self.leader), "-a", "systemctl", "poweroff", "--no-block"],
-                           capture_output=True, timeout=20)
+            if self.leader:
+                try:
+                    subprocess.run(["nsenter", "-t", str(self.leader), "-a", "systemctl", "poweroff", "--no-block"],
+                                   capture_output=True, timeout=20)
+                except subprocess.TimeoutExpired:
+                    pass
             try:
                 self.process.wait(30)
             except subprocess.TimeoutExpired:
-                self.process.send_signal(signal.SIGKILL)
-                self.process.wait(10)
-        shutil.rmtree(self.work, ignore_errors=True)
+                for pid in (self.leader, self.process.pid):
+                    if pid:
+                        try:
+                            os.kill(pid, signal.SIGKILL)
+                        except OSError:
+                            pass
+                try:
+                    self.process.wait(10)
+                except subprocess.TimeoutExpired:
+                    pass
+        if self.process is None or self.process.poll() is not None:
+            shutil.rmtree(self.work, ignore_errors=True)
+        # else: left for sweep_stale(), which removes it once that nspawn is gone.
 
     def log(self):
         try:
@@ -176,3 +224,7 @@ class BootedTree(object):
 
     def wait_until(self, predicate, timeout, what):
         return _wait(predicate, timeout, what)
+
+    def read_user_file(self, relative):
+        with open(os.path.join(self.home, relative)) as f:
+            return f.read()

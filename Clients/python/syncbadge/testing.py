@@ -39,6 +39,20 @@ def daemon_binary(environ=None):
     return shutil.which("syncbadged") or "syncbadged"
 
 
+def wait_until(what, predicate, timeout, interval=0.05, error=TimeoutError):
+    """Polls predicate() until it returns something true, and returns that; raises `error`
+    naming `what` at the deadline. For conditions no event announces (a file manager's window,
+    a container's manager); where the daemon pushes, wait on the push instead."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise error("timed out after %gs waiting for %s" % (timeout, what))
+        time.sleep(interval)
+
+
 def percentile(values, p):
     """The nearest-rank percentile (p from 0 to 100): the smallest value that at least p % of
     the values are at or below; NaN for no values. Exact integer arithmetic, so p99 of 100

@@ -36,15 +36,8 @@ class Failure(AssertionError):
 
 
 def wait_until(what, predicate, timeout, interval=0.05):
-    """Polls predicate() until it returns something true; its value, or Failure at the deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise Failure("timed out after %gs waiting for %s" % (timeout, what))
-        time.sleep(interval)
+    """testing.wait_until, failing the test with Failure."""
+    return testing.wait_until(what, predicate, timeout, interval, error=Failure)
 
 
 def missing_daemon():
