@@ -39,7 +39,7 @@ UNITS := $(DESTDIR)$(PREFIX)/lib/systemd/user
 
 .PHONY: all deps build test test-python test-filemanagers test-tray screenshot-tray test-repeat demo clean release install uninstall bench reliability fuzz \
   install-filemanagers install-user uninstall-filemanagers uninstall-user screenshots \
-  dolphin test-dolphin test-vifm test-units install-dolphin uninstall-dolphin install-emblems \
+  dolphin test-dolphin test-vifm test-units unit-scores install-dolphin uninstall-dolphin install-emblems \
   install-files deb root test-package diagrams install-tray uninstall-tray bench-tray
 
 all: build
@@ -134,9 +134,21 @@ test-vifm: deps
 # where needed), runs this build's daemon by socket activation and both adapters
 # (Tests/Units; docs/PACKAGING.md, "Hardening").
 UNIT_PRODUCTS := syncbadged syncbadge syncbadge-git syncbadge-syncthing
+# DIST=trixie boots the Debian 13 root of `make root` instead, with its systemd 257.
+# SYNCBADGE_UNITS_EXTRA='Directive=...' adds lines to the daemon's unit, to try one.
 test-units: deps
 	for p in $(UNIT_PRODUCTS); do $(SWIFT) build $(SWIFT_FLAGS) --product $$p || exit 1; done
-	$(SUDO) env SYNCBADGE_BIN=$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path) python3 -m unittest discover -s Tests/Units -v
+	$(if $(DIST),$(MAKE) root DIST=$(DIST))
+	$(SUDO) env SYNCBADGE_BIN=$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path) \
+	  $(if $(DIST),SYNCBADGE_UNITS_TREE=$$(Tests/Packaging/debian-root.sh $(DIST))) \
+	  SYNCBADGE_UNITS_EXTRA="$$SYNCBADGE_UNITS_EXTRA" python3 -m unittest discover -s Tests/Units -v
+
+# The units' exposure scores, as written and as each release's user manager applies them
+# (docs/PACKAGING.md, "Hardening"): Debian 12's systemd here, Debian 13's in its root.
+unit-scores:
+	Tests/Units/scores.sh
+	$(MAKE) root DIST=trixie
+	Tests/Packaging/in-root.sh trixie Tests/Units/scores.sh
 # syncbadge-tray (Clients/tray/tests): its model alone, then the tray on a session bus of its
 # own against this build's daemon and an engine, with a StatusNotifierWatcher, a notification
 # server and a file manager played by the test, then under Xvfb in a real xfce4-panel.
@@ -168,9 +180,11 @@ test-repeat: deps
 	python3 Tests/repeat.py -n $(N) --swift $(SWIFT) --scratch $(SCRATCH) --also test-python --also test-filemanagers \
 	  --also test-dolphin --also test-vifm --also test-units --also test-tray
 
-# The demo installs only what it uses: the libraries the Swift build links and the example
-# engine's rsync and python3; no file manager, X server or KDE (make test installs those).
-APT_PACKAGES_DEMO := libinotifytools0-dev libsqlite3-dev rsync python3
+# The demo installs only what it uses: the libraries the Swift build links, git (SwiftPM fetches
+# the dependencies with it) and the example engine's rsync and python3; no file manager, X
+# server or KDE (make test installs those). What the Swift toolchain itself needs (a C library
+# and linker, as its install instructions list) comes with it.
+APT_PACKAGES_DEMO := libinotifytools0-dev libsqlite3-dev git rsync python3
 demo:
 	$(MAKE) deps APT_PACKAGES="$(APT_PACKAGES_DEMO)" APT_PACKAGES_LEAN=
 	$(SWIFT) build $(SWIFT_FLAGS)
