@@ -499,7 +499,8 @@ class Core(object):
                 GLib.timeout_add(ICON_RESCAN_MS, self._redraw_badge, badge_id)
 
     def _redraw_badge(self, badge_id):
-        for directory in self.dirs.values():
+        # A copy: invalidating calls back into update_file_info, which may follow a directory.
+        for directory in list(self.dirs.values()):
             if directory.extra is not None:
                 self._invalidate(directory, [n for n, i in (directory.items or {}).items() if i.badge == badge_id])
         return False

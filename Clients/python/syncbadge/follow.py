@@ -65,6 +65,7 @@ REFUSED = "refused"     # the daemon said no (Directory.code): no items
 
 ALL = None              # in Changes.dirs: the whole directory (its listing came, went or was replaced)
 SELF = b""              # in Changes.dirs[d]: the name that stands for d's own item
+LOOKED_MAX = 4096       # STATUS answers kept outside followed directories, least recent dropped
 
 
 def split_path(path):
@@ -192,12 +193,13 @@ class DirectoryFollower(object):
         self.online = False                    # between connected() and disconnected()
         self.caps = frozenset()
         self.dirs = collections.OrderedDict()  # path -> Directory, least recently followed first
-        self.looked = {}                       # path -> Item of STATUS answers outside followed dirs
+        self.looked = collections.OrderedDict()  # path -> Item of STATUS answers outside followed dirs (LRU)
         self.roots = None                      # {path: Root} once ROOTS answered (roots=True)
         self.toolbars = None                   # [Toolbar] once TOOLBAR answered (toolbars=True)
         self.badges = {}                       # id -> Badge (badges=True)
         self._asked = {}                       # verb -> the ROOTS/TOOLBAR/BADGES Req waited for
         self._badges_asked = set()             # unknown badge ids BADGES was asked again for
+        self._badges_current = set()           # ids this daemon (this connection) defined
         self._changes = Changes()
 
     # -- what is known ------------------------------------------------------------------
@@ -258,7 +260,7 @@ class DirectoryFollower(object):
             d.status = NEW
         for path in self.looked:
             self._changes._name(split_path(path)[0], split_path(path)[1])
-        self.looked = {}
+        self.looked = collections.OrderedDict()
         if self.roots:
             self._changes.roots.update(self.roots)
         self.roots = None
@@ -267,6 +269,7 @@ class DirectoryFollower(object):
         self.toolbars = None
         self._asked = {}
         self._badges_asked = set()
+        self._badges_current = set()
 
     # -- what the caller follows ---------------------------------------------------------
 
@@ -275,6 +278,8 @@ class DirectoryFollower(object):
         it: symbolic links resolved). Already followed: it becomes the most recent, and nothing
         is sent. New: ``OBSERVE`` once connected, and where that makes more than max_dirs, the
         least recent ones are given up (``UNOBSERVE``; in changes.forgotten)."""
+        if not path.startswith(b"/"):
+            raise ValueError("follow() takes an absolute path, not %r" % (path,))
         d = self.dirs.get(path)
         if d is not None:
             self.dirs.move_to_end(path)
@@ -341,11 +346,18 @@ class DirectoryFollower(object):
         elif verb == "TOOLBAR":
             self._set_toolbars([t for t in (Toolbar.from_message(m) for m in reply.data) if t is not None])
         elif verb == "BADGES":
+            # The whole set: what a new daemon no longer defines goes (PROTOCOL.md: a client
+            # drops its badges at a new epoch; they stay until this answer so nothing flickers).
+            listed = {}
             for m in reply.data:
                 badge = codec.Badge.from_message(m)
                 if badge is not None:
-                    self.badges[badge.id] = badge
-                    self._changes.badges.add(badge.id)
+                    listed[badge.id] = badge
+            for badge_id in set(self.badges) | set(listed):
+                if self.badges.get(badge_id) != listed.get(badge_id):
+                    self._changes.badges.add(badge_id)
+            self.badges = listed
+            self._badges_current.update(listed)
         return []
 
     def push(self, message):
@@ -374,6 +386,7 @@ class DirectoryFollower(object):
             badge = codec.Badge.from_message(message)
             if badge is not None:
                 self.badges[badge.id] = badge
+                self._badges_current.add(badge.id)
                 self._changes.badge_pushes.add(badge.id)
         return []
 
@@ -452,13 +465,19 @@ class DirectoryFollower(object):
             if _differs(own.own, item):
                 self._changes._name(path, SELF)
             own.own = item
-            if own.status == REFUSED and item.kind == "dir" and self.online:
+            if own.status == REFUSED and own.code == "not-found" and item.kind == "dir" and self.online:
                 out.append(self._observe(own))     # asked about before the daemon had seen it
-        if looked_up and not placed:
+        # A STATUS answer outside the followed directories is kept (and kept current by the
+        # pushes that reach it) for item() to find; the least recently asked go first.
+        if not placed and (looked_up or path in self.looked):
             if _differs(self.looked.get(path), item):
                 self._changes._name(parent, name)
             self.looked[path] = item
-        if (self.follow_badges and self.online and item.badge and item.badge not in self.badges
+            if looked_up:
+                self.looked.move_to_end(path)
+                while len(self.looked) > LOOKED_MAX:
+                    self.looked.popitem(last=False)
+        if (self.follow_badges and self.online and item.badge and item.badge not in self._badges_current
                 and item.badge not in self._badges_asked and "BADGES" not in self._asked):
             self._badges_asked.add(item.badge)    # a provider defined a badge (no badge-push)
             out.append(self._ask("BADGES", req.badges()))
@@ -495,19 +514,24 @@ class DirectoryFollower(object):
         if (self.follow_toolbars and self.online and "toolbar-push" not in self.caps
                 and "TOOLBAR" not in self._asked):
             out.append(self._ask("TOOLBAR", req.toolbar()))
+        if root.removed:
+            for path in [p for p in self.looked if is_under(p, root.path)]:
+                del self.looked[path]
+                self._changes._name(*split_path(path))
         for d in list(self.dirs.values()):
             if not is_under(d.path, root.path):
                 continue
             if root.removed:
                 # The root's tree is forgotten, and the observations in it end.
-                if d.items or d.status != REFUSED:
+                if d.items or d.own is not None or d.status != REFUSED:
                     self._changes._all(d.path)
                 d.items = {}
+                d.own = None
                 d.status = REFUSED
                 d.code = "outside"
                 d.request = d.relist = None
-            elif d.status == REFUSED and not root.scanning and self.online:
-                out.append(self._observe(d))       # a root now holds it
+            elif d.status == REFUSED and d.code == "outside" and not root.scanning and self.online:
+                out.append(self._observe(d))       # a root now holds it: only "outside" mends so
         return out
 
     def _set_toolbars(self, toolbars):

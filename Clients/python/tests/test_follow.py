@@ -253,6 +253,51 @@ class Following(unittest.TestCase):
         self.assertEqual(f.push(msg("* ITEM /sync/new pending badge=pending kind=dir gen=1 counts=")),
                          [req.observe(b"/sync/new")])
 
+    def test_refusals_only_a_root_can_mend_are_asked_again(self):
+        f = self.online(roots=True)
+        listing(f, f.connected([])[0], "ROOT /sync synced")
+        (o,) = f.follow(b"/sync/file")
+        f.answered(o, answer("ERR not-a-directory"))
+        self.assertEqual(f.push(msg("* ROOT /sync pending watches=3")), [])
+        self.assertEqual(f.push(msg("* ITEM /sync/file pending badge=pending kind=file gen=2")), [])
+        with self.assertRaises(ValueError):
+            f.follow(b"relative/dir")
+
+    def test_looked_up_paths_follow_pushes_and_roots(self):
+        f = self.online(roots=True)
+        listing(f, f.connected([])[0], "ROOT /sync synced")
+        status = f.status(b"/sync/far/x")
+        f.answered(status, answer("OK", "ITEM /sync/far/x synced badge=synced kind=file gen=1"))
+        f.take_changes()
+        f.push(msg("* ITEM /sync/far/x error badge=error kind=file gen=2"))
+        self.assertEqual(f.item(b"/sync/far/x").state, "error")
+        self.assertEqual(f.take_changes().dirs, {b"/sync/far": {b"x"}})
+        f.push(msg("* ITEM /sync/far/y error badge=error kind=file gen=2"))   # never asked: not kept
+        self.assertIsNone(f.item(b"/sync/far/y"))
+        f.push(msg("* ROOT /sync removed"))
+        self.assertIsNone(f.item(b"/sync/far/x"))
+        # At most LOOKED_MAX of them, the least recently asked dropped first.
+        lines = ["ITEM /sync/n%d synced badge=synced kind=file gen=1" % i for i in range(follow.LOOKED_MAX + 10)]
+        f.answered(f.status(b"/sync/n0"), answer("OK", *lines))
+        self.assertEqual(len(f.looked), follow.LOOKED_MAX)
+        self.assertIsNone(f.item(b"/sync/n0"))
+
+    def test_a_new_daemon_says_which_badges_there_are(self):
+        f = DirectoryFollower(badges=True)
+        (ask,) = f.connected([])
+        f.answered(ask, answer("OK", "BADGE synced label=Synced glyph=s ascii=s color=green",
+                               "BADGE mine label=Mine glyph=m ascii=m color=red"))
+        f.take_changes()
+        f.disconnected()
+        self.assertEqual(sorted(f.badges), ["mine", "synced"])             # kept until the answer
+        (ask,) = f.connected([])
+        f.answered(ask, answer("OK", "BADGE synced label=Synced glyph=s ascii=s color=green"))
+        self.assertEqual(sorted(f.badges), ["synced"])
+        self.assertEqual(f.take_changes().badges, {"mine"})
+        # An engine defines "mine" again on the new daemon: asked, although once known.
+        self.observed(f, DOCS)
+        self.assertEqual(f.push(msg("* ITEM /sync/docs/a synced badge=mine kind=file gen=1")), [req.badges()])
+
     def test_root_removed_empties_what_is_below(self):
         f = self.online(roots=True)
         listing(f, f.connected([])[0], "ROOT /sync synced provider=rsync", "ROOT /music pending")
