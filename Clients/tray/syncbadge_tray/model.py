@@ -44,6 +44,10 @@ def count_text(counts, states=COUNT_ORDER):
 Problem = collections.namedtuple("Problem", "path state message root seq")
 
 
+def _worth_keeping(item):
+    return item.kind == "dir" or item.state in PROBLEMS
+
+
 def _bad(item):
     """A directory's roll-up counts hold an error or a conflict."""
     return bool(item.counts) and any(item.counts.get(s) for s in PROBLEMS)
@@ -61,7 +65,9 @@ class Walk(object):
     they return; the problems found are kept apart from the follower's listings, newest last."""
 
     def __init__(self):
-        self.follower = DirectoryFollower(roots=True, toolbars=True)
+        # Of a followed directory's children the walk needs only the directories and the
+        # problems: a million synced files are not kept.
+        self.follower = DirectoryFollower(roots=True, toolbars=True, keep=_worth_keeping)
         self.problems = collections.OrderedDict()   # path -> Problem, oldest first
         self.seq = 0
         self.entered = []                           # Problems new since the last take_entered()
@@ -148,13 +154,10 @@ class Walk(object):
                 names = set(d.items) | set(split_path(p)[1] for p in self.problems if split_path(p)[0] == directory)
             for name in names:
                 if name:
+                    # A child the follower does not keep (a file in no trouble) is as good as
+                    # gone to the walk.
                     item = d.items.get(name)
                     out += self._child(directory + b"/" + name if directory != b"/" else b"/" + name, item)
-                    # The follower keeps every child; the walk needs only directories and problems.
-                    # A million synced files would stay in memory otherwise (/work/coord/
-                    # follower-requests.md asks the follower for a keep= filter to do this).
-                    if item is not None and item.kind != "dir" and item.state not in PROBLEMS:
-                        del d.items[name]
         return out
 
     def _child(self, path, item):
