@@ -471,7 +471,9 @@ root:
 # DIST=trixie: `make deb DIST=trixie`, then the same test in a throwaway overlay of the Debian 13
 # root (nothing of the host's packages changes, so it needs neither), with the file managers' own
 # tests against the installed packages under Xvfb there, whose windows become
-# docs/images/dolphin-kf6.png and nautilus-48.png.
+# docs/images/dolphin-kf6.png and nautilus-48.png; then the user units under a real systemd in the
+# root booted by systemd-nspawn (Tests/Packaging/booted-units.sh; SYNCBADGE_NO_BOOT=1 skips that
+# on a machine that cannot boot one).
 test-package:
 ifeq ($(DIST),)
 	SCRATCH=$(SCRATCH) MAKE="$(MAKE)" Tests/Packaging/test-package.sh
@@ -481,6 +483,7 @@ else
 	SYNCBADGE_TEST_PACKAGE=1 SYNCBADGE_DEB_DIR=$(DEB_DIR) SYNCBADGE_TEST_GUI=1 \
 	  SYNCBADGE_SCREENSHOTS=$(abspath $(SCRATCH))/screenshots-$(DIST) \
 	  Tests/Packaging/in-root.sh $(DIST) env SCRATCH=$(SCRATCH) Tests/Packaging/test-package.sh
+	$(if $(SYNCBADGE_NO_BOOT),@echo "SYNCBADGE_NO_BOOT: the units under a booted systemd not tested",Tests/Packaging/booted-units.sh $(DIST) $(DEB_DIR))
 	$(if $(filter trixie,$(DIST)),cp $(SCRATCH)/screenshots-$(DIST)/dolphin.png docs/images/dolphin-kf6.png && \
 	  cp $(SCRATCH)/screenshots-$(DIST)/nautilus.png docs/images/nautilus-48.png)
 endif

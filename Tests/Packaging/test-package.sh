@@ -63,14 +63,20 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# 1. Build. A failed build fails everything after it.
-if ! $MAKE deb SCRATCH="$SCRATCH"; then
-  fail "make deb"
-  finish
+# 1. Build. A failed build fails everything after it. SYNCBADGE_DEB_DIR=DIR: the packages are
+#    in DIR, built before (`make test-package DIST=trixie` builds them with `make deb DIST=trixie`
+#    on the host, then runs this in the Debian 13 root).
+deb_dir=${SYNCBADGE_DEB_DIR:-dist}
+if [ -z "${SYNCBADGE_DEB_DIR:-}" ]; then
+  if ! $MAKE deb SCRATCH="$SCRATCH"; then
+    fail "make deb"
+    finish
+  fi
+  pass "make deb"
 fi
-pass "make deb"
+echo "testing the packages of $deb_dir on $(. /etc/os-release; echo "$PRETTY_NAME")"
 version=$(dpkg-parsechangelog -S Version)
-mapfile -t debs < <(ls dist/*.deb)
+mapfile -t debs < <(ls "$deb_dir"/*.deb)
 packages=()
 for deb in "${debs[@]}"; do packages+=("$(dpkg-deb -f "$deb" Package)"); done
 echo "packages: ${packages[*]} (version $version)"
@@ -97,7 +103,7 @@ for deb in "${debs[@]}"; do
   check "$(basename "$deb"): Installed-Size $declared KiB holds its $actual KiB of files" \
     bash -c "[ $declared -ge $actual ] && [ $declared -le $((actual + actual / 50 + 64)) ]"
 done
-size=$(dpkg-deb -f dist/syncbadge_*.deb Installed-Size)
+size=$(dpkg-deb -f "$deb_dir"/syncbadge_*.deb Installed-Size)
 check "syncbadge Installed-Size $size KiB is at most 40 MB" test "$size" -le 40000
 
 # 4. Install them all, as a user would: apt resolves the dependencies. Leftovers of an earlier
@@ -108,12 +114,12 @@ if [ -n "$installed_before" ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get purge -y -qq $installed_before > /dev/null
 fi
 if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${debs[@]/#/./}" > "$work/apt-install.log" 2>&1; then
-  fail "apt-get install ./dist/*.deb"
+  fail "apt-get install ./$deb_dir/*.deb"
   tail -30 "$work/apt-install.log" | sed 's/^/    /'
   installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" 2>/dev/null | awk '/ installed$/ { print $1 }')
   finish
 fi
-pass "apt-get install ./dist/*.deb"
+pass "apt-get install ./$deb_dir/*.deb"
 installed="${packages[*]}"
 for p in "${packages[@]}"; do dpkg -L "$p" > "$work/files-$p"; done
 
@@ -141,8 +147,14 @@ check "syncbadge-tray: the program, its modules, its man page and the autostart 
 check "syncbadge-tray depends on python3-gi and python3-syncbadge" \
   bash -c "dpkg-query -W -f='\${Depends}' syncbadge-tray | grep -q python3-gi && dpkg-query -W -f='\${Depends}' syncbadge-tray | grep -q python3-syncbadge"
 if printf '%s\n' "${packages[@]}" | grep -qx dolphin-syncbadge; then
-  check "dolphin-syncbadge: the plugins in Qt's plugin directory" \
-    bash -c "ls /usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/qt5/plugins/kf5/overlayicon/syncbadge_overlay.so /usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/qt5/plugins/kf5/kfileitemaction/syncbadge_actions.so"
+  # Where this release's Dolphin loads plugins from: qt5/plugins/kf5 for Dolphin on Qt 5 (Debian
+  # 12), qt6/plugins/kf6 on Qt 6 (Debian 13).
+  qt=$(ldd /usr/bin/dolphin 2>/dev/null | grep -o 'libQt[56]Core' | head -1 | tr -dc 56)
+  plugins=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/qt${qt:-5}/plugins/kf${qt:-5}
+  check "dolphin-syncbadge: the plugins in $plugins, where this Dolphin (Qt ${qt:-?}) loads them" \
+    ls "$plugins/overlayicon/syncbadge_overlay.so" "$plugins/kfileitemaction/syncbadge_actions.so"
+  check "dolphin-syncbadge depends on KIO ${qt:-5} (dpkg-shlibdeps)" \
+    bash -c "dpkg-query -W -f='\${Depends}' dolphin-syncbadge | grep -q 'libkf${qt:-5}kio'"
 fi
 
 # 6. The user units: enabled for every user (the socket), and valid. `systemd-analyze --user`
@@ -222,6 +234,29 @@ kill "$daemon_pid" 2>/dev/null
 wait "$daemon_pid" 2>/dev/null
 daemon_pid=
 unset XDG_RUNTIME_DIR XDG_STATE_HOME
+
+# 7c. SYNCBADGE_TEST_GUI=1: the file managers' own tests (Examples/filemanagers/tests,
+#     Clients/dolphin/tests) against what the packages installed: the installed daemon, the
+#     installed extension in Nautilus, Nemo and Caja, the installed plugins in Dolphin and the
+#     installed emblems (SYNCBADGE_TEST_INSTALLED=1: the tests install nothing of their own).
+#     SYNCBADGE_SCREENSHOTS=DIR keeps each window as DIR/<file manager>.png.
+if [ "${SYNCBADGE_TEST_GUI:-}" = 1 ]; then
+  gui_env=(PATH=/usr/bin:/bin SYNCBADGED=/usr/bin/syncbadged SYNCBADGE_TEST_INSTALLED=1
+    SYNCBADGE_FM_ARTIFACTS="$SCRATCH/package-artifacts" SYNCBADGE_DOLPHIN_ARTIFACTS="$SCRATCH/package-artifacts")
+  if [ -n "${SYNCBADGE_SCREENSHOTS:-}" ]; then
+    gui_env+=(SYNCBADGE_FM_SCREENSHOTS="$SYNCBADGE_SCREENSHOTS" SYNCBADGE_DOLPHIN_SCREENSHOTS="$SYNCBADGE_SCREENSHOTS")
+  fi
+  for suite in Examples/filemanagers/tests Clients/dolphin/tests; do
+    name=$(basename "$(dirname "$suite")")
+    if env "${gui_env[@]}" xvfb-run -a -s '-screen 0 1280x800x24' dbus-run-session -- \
+        /usr/bin/python3 -m unittest discover -s "$suite" -p 'test_*.py' -v > "$work/gui-$name.log" 2>&1; then
+      pass "$name: $(grep -o '^Ran [0-9]* tests\?' "$work/gui-$name.log"), OK, with the installed packages"
+    else
+      fail "$name: the file managers' tests with the installed packages (artifacts in $SCRATCH/package-artifacts)"
+      tail -40 "$work/gui-$name.log" | sed 's/^/    /'
+    fi
+  done
+fi
 
 # 8. Purge every package: none of their files is left, nor the links enabling the socket.
 if DEBIAN_FRONTEND=noninteractive $SUDO apt-get purge -y -qq "${packages[@]}" > "$work/apt-purge.log" 2>&1; then

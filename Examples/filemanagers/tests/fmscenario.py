@@ -29,21 +29,22 @@ CLOUD_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="320" height="320" v
 COLOURS = dict(fs.BADGE_COLOURS, cloud=CLOUD)
 
 
-def dimmed(colour, alpha=140):
-    """`colour` as drawn at opacity alpha/255 over the view's white, rounded as cairo's 8-bit
+def dimmed(colour, alpha=140, under=255):
+    """`colour` as drawn at opacity alpha/255 over the grey `under`, rounded as cairo's 8-bit
     blend rounds (exact: the blobs are found by exact colour)."""
-    return tuple((c * alpha + 255 * (255 - alpha) + 127) // 255 for c in colour)
+    return tuple((c * alpha + under * (255 - alpha) + 127) // 255 for c in colour)
 
 
 def emblem_colours(fm_name):
     """The emblems' colours as `fm_name` draws them: opaque, except in Nautilus 48 and later,
-    which draws emblems at opacity 0.55 (seen on 48.3; 43 draws them opaque)."""
+    which draws emblems at opacity 0.55 (seen on 48.3; 43 draws them opaque), over the view's
+    white or, on the file that had the focus, its light grey tile (#efefef)."""
     if fm_name == "nautilus":
         out = subprocess.run(["nautilus", "--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                              universal_newlines=True).stdout
         m = re.search(r"(\d+)\.", out)
         if m and int(m.group(1)) >= 48:
-            return {state: dimmed(c) for state, c in COLOURS.items()}
+            return {state: [dimmed(c), dimmed(c, under=0xef)] for state, c in COLOURS.items()}
     return COLOURS
 
 # The emblems in reading order after live_changes (c-error.txt synced, g-unknown.txt the cloud

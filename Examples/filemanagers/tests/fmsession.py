@@ -185,9 +185,16 @@ def emblems(shot, colours, min_area=40):
     another one's box (the white glyph leaves islands of the fill colour) is not counted."""
     found = []
     for state, colour in colours.items():
-        blobs = shot.blobs(colour, min_area)
+        # A state may be drawn in one of several colours (a list), one per emblem.
+        variants = colour if isinstance(colour, list) else [colour]
+        blobs = [b for c in variants for b in shot.blobs(c, min_area)]
         for b in blobs:
             if any(o is not b and o[0] <= b[0] and o[1] <= b[1] and o[2] >= b[2] and o[3] >= b[3] for o in blobs):
+                continue
+            # Emblems are round: a long run of the colour is something else (the edge of
+            # Nautilus 48's grey file icon on a focused tile is the dimmed "ignored" grey).
+            w, h = b[2] - b[0] + 1, b[3] - b[1] + 1
+            if w > 2 * h or h > 2 * w:
                 continue
             found.append((state, (b[0] + b[2]) // 2, (b[1] + b[3]) // 2))
     found.sort(key=lambda e: e[2])

@@ -21,7 +21,8 @@ with /usr/bin/python3 (gi). For each file manager, with the real syncbadged on a
 A file manager that is not installed fails its test; SYNCBADGE_FM_SKIP=nemo,caja skips on
 purpose. Screenshots and logs of a failing run are kept under $SYNCBADGE_FM_ARTIFACTS (default
 /tmp/syncbadge-fm-artifacts). SYNCBADGE_FM_SCREENSHOTS=DIR saves each file manager's window
-to DIR/<name>.png (make screenshots).
+to DIR/<name>.png (make screenshots). SYNCBADGE_TEST_INSTALLED=1: the packages' extension and
+emblems as installed on this system, nothing installed by the test (fmscenario.INSTALLED).
 """
 
 import glob
