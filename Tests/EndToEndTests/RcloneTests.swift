@@ -86,6 +86,14 @@ struct RcloneEndToEndTests {
         // "Show rclone's log line" says the same, from rclone's list of transfers.
         let r = try c.request("ACTION", [.word("rclone.log"), .path(Array(path.utf8)), .option("reply", "1")], timeout: 15)
         #expect(r.ok.option("message")?.contains("refused.txt: failed: permission denied") == true, "\(r.ok)")
+        // Upload now needs vfs/queue-set-expiry (rclone 1.68): said unavailable on 1.60.
+        do {
+            _ = try c.request("ACTION", [.word("rclone.upload-now"), .path(Array(path.utf8)), .option("reply", "1")], timeout: 15)
+            Issue.record("Upload now answered OK on rclone 1.60")
+        } catch ClientError.server(let code, let message) {
+            #expect(code == "failed")
+            #expect(message?.hasPrefix("this rclone has no vfs/queue-set-expiry") == true, "\(message ?? "")")
+        }
     }
 
     /// rclone stops (its mount goes) and mounts again: the adapter gives up its claim, claims
@@ -154,10 +162,8 @@ struct RcloneEndToEndTests {
     }
 
     @Test func cachedAndCloudOnlyBadges() throws {
-        let m = try RcloneMount(startAdapter: false)
         // Put in the cloud by someone else: rclone has nothing of it in its cache.
-        try Data("from elsewhere".utf8).write(to: URL(fileURLWithPath: m.remoteDir + "/remote.txt"))
-        try m.startAdapterProcess(rc: m.rcAddr)
+        let m = try RcloneMount(inCloud: ["remote.txt": Data("from elsewhere".utf8)])
         let c = try m.daemon.connect()
         try m.waitUntilFollowed(c)
         let cloud = try c.waitForState(m.mountPoint + "/remote.txt", "synced, in the cloud", diagnostics: m.diagnostics) { $0.state == .synced }
