@@ -26,6 +26,17 @@ struct RcloneEndToEndTests {
         return (m, c, path)
     }
 
+    /// `ACTION id path reply=1` is answered `ERR failed` with a message containing `text`.
+    func expectFailedAnswer(_ c: Connection, _ id: String, _ path: String, saying text: String) throws {
+        do {
+            let r = try c.request("ACTION", [.word(id), .path(Array(path.utf8)), .option("reply", "1")], timeout: 15)
+            Issue.record("\(id) answered OK (\(r.ok.option("message") ?? "")), not failed")
+        } catch ClientError.server(let code, let message) {
+            #expect(code == "failed")
+            #expect(message?.contains(text) == true, "\(message ?? "")")
+        }
+    }
+
     func describe(_ items: [Item]) -> String {
         items.map { "\($0.state.map { "\($0)" } ?? "-")\($0.progress.map { "(\($0))" } ?? "")" }.joined(separator: " ")
     }
@@ -87,13 +98,7 @@ struct RcloneEndToEndTests {
         let r = try c.request("ACTION", [.word("rclone.log"), .path(Array(path.utf8)), .option("reply", "1")], timeout: 15)
         #expect(r.ok.option("message")?.contains("refused.txt: failed: permission denied") == true, "\(r.ok)")
         // Upload now needs vfs/queue-set-expiry (rclone 1.68): said unavailable on 1.60.
-        do {
-            _ = try c.request("ACTION", [.word("rclone.upload-now"), .path(Array(path.utf8)), .option("reply", "1")], timeout: 15)
-            Issue.record("Upload now answered OK on rclone 1.60")
-        } catch ClientError.server(let code, let message) {
-            #expect(code == "failed")
-            #expect(message?.hasPrefix("this rclone has no vfs/queue-set-expiry") == true, "\(message ?? "")")
-        }
+        try expectFailedAnswer(c, "rclone.upload-now", path, saying: "this rclone has no vfs/queue-set-expiry")
     }
 
     /// rclone stops (its mount goes) and mounts again: the adapter gives up its claim, claims
@@ -173,13 +178,7 @@ struct RcloneEndToEndTests {
         let here = try c.states(of: local, diagnostics: m.diagnostics) { $0.state == .synced }
         #expect(here.last?.badge == "rclone-local")
         // Free up space: rclone 1.60's vfs/forget keeps the cached data, and the answer says so.
-        do {
-            _ = try c.request("ACTION", [.word("rclone.free-space"), .path(Array(local.utf8)), .option("reply", "1")], timeout: 15)
-            Issue.record("Free up space answered OK, but rclone 1.60 keeps the cached copy")
-        } catch ClientError.server(let code, let message) {
-            #expect(code == "failed")
-            #expect(message?.contains("keeps the cached copy until --vfs-cache-max-age") == true, "\(message ?? "")")
-        }
+        try expectFailedAnswer(c, "rclone.free-space", local, saying: "keeps the cached copy until --vfs-cache-max-age")
         #expect(FileManager.default.fileExists(atPath: m.cacheDir + "/vfs") && m.adapter?.log.contains("rclone has no vfs/queue") == true)
         let badges = try c.request(.badges, timeout: 15).data.compactMap { $0.fields.first?.string }
         #expect(badges.contains("rclone-local") && badges.contains("rclone-cloud"))
