@@ -26,6 +26,17 @@ struct RcloneEndToEndTests {
         return (m, c, path)
     }
 
+    /// `ACTION id path reply=1` is answered `ERR failed` with a message containing `text`.
+    func expectFailedAnswer(_ c: Connection, _ id: String, _ path: String, saying text: String) throws {
+        do {
+            let r = try c.request("ACTION", [.word(id), .path(Array(path.utf8)), .option("reply", "1")], timeout: 15)
+            Issue.record("\(id) answered OK (\(r.ok.option("message") ?? "")), not failed")
+        } catch ClientError.server(let code, let message) {
+            #expect(code == "failed")
+            #expect(message?.contains(text) == true, "\(message ?? "")")
+        }
+    }
+
     func describe(_ items: [Item]) -> String {
         items.map { "\($0.state.map { "\($0)" } ?? "-")\($0.progress.map { "(\($0))" } ?? "")" }.joined(separator: " ")
     }
@@ -86,6 +97,8 @@ struct RcloneEndToEndTests {
         // "Show rclone's log line" says the same, from rclone's list of transfers.
         let r = try c.request("ACTION", [.word("rclone.log"), .path(Array(path.utf8)), .option("reply", "1")], timeout: 15)
         #expect(r.ok.option("message")?.contains("refused.txt: failed: permission denied") == true, "\(r.ok)")
+        // Upload now needs vfs/queue-set-expiry (rclone 1.68): said unavailable on 1.60.
+        try expectFailedAnswer(c, "rclone.upload-now", path, saying: "this rclone has no vfs/queue-set-expiry")
     }
 
     /// rclone stops (its mount goes) and mounts again: the adapter gives up its claim, claims
@@ -154,10 +167,8 @@ struct RcloneEndToEndTests {
     }
 
     @Test func cachedAndCloudOnlyBadges() throws {
-        let m = try RcloneMount(startAdapter: false)
         // Put in the cloud by someone else: rclone has nothing of it in its cache.
-        try Data("from elsewhere".utf8).write(to: URL(fileURLWithPath: m.remoteDir + "/remote.txt"))
-        try m.startAdapterProcess(rc: m.rcAddr)
+        let m = try RcloneMount(inCloud: ["remote.txt": Data("from elsewhere".utf8)])
         let c = try m.daemon.connect()
         try m.waitUntilFollowed(c)
         let cloud = try c.waitForState(m.mountPoint + "/remote.txt", "synced, in the cloud", diagnostics: m.diagnostics) { $0.state == .synced }
@@ -167,13 +178,7 @@ struct RcloneEndToEndTests {
         let here = try c.states(of: local, diagnostics: m.diagnostics) { $0.state == .synced }
         #expect(here.last?.badge == "rclone-local")
         // Free up space: rclone 1.60's vfs/forget keeps the cached data, and the answer says so.
-        do {
-            _ = try c.request("ACTION", [.word("rclone.free-space"), .path(Array(local.utf8)), .option("reply", "1")], timeout: 15)
-            Issue.record("Free up space answered OK, but rclone 1.60 keeps the cached copy")
-        } catch ClientError.server(let code, let message) {
-            #expect(code == "failed")
-            #expect(message?.contains("keeps the cached copy until --vfs-cache-max-age") == true, "\(message ?? "")")
-        }
+        try expectFailedAnswer(c, "rclone.free-space", local, saying: "keeps the cached copy until --vfs-cache-max-age")
         #expect(FileManager.default.fileExists(atPath: m.cacheDir + "/vfs") && m.adapter?.log.contains("rclone has no vfs/queue") == true)
         let badges = try c.request(.badges, timeout: 15).data.compactMap { $0.fields.first?.string }
         #expect(badges.contains("rclone-local") && badges.contains("rclone-cloud"))

@@ -242,8 +242,11 @@ public final class RcloneProvider {
     /// files nobody changed), judged afresh.
     func rebuild(_ local: LocalFacts) throws {
         tracker.removeAll()
+        // Pending in the daemon: written through the mount, maybe a moment ago (this rebuild may
+        // come after a change it already reported), so judged as just changed.
+        let now = ContinuousClock.now
         for (path, gen) in try daemon.pending(root: mountPoint) {
-            if let name = relative(path) { tracker.changed(name, gen: gen) }
+            if let name = relative(path) { tracker.changed(name, gen: gen, at: now) }
         }
         tracker.changed("", gen: 0)
         for name in local.walk() { tracker.changed(name, gen: 0) }

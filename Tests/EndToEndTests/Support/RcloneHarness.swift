@@ -23,13 +23,17 @@ final class RcloneMount {
 
     /// `remote`: rclone's remote (default: the local directory `remoteDir`); `bwlimit`: rclone
     /// lets about 4 MB through at once, then keeps to the limit.
-    init(remote: String? = nil, bwlimit: String = "2M", adapterRC: String? = nil, startAdapter: Bool = true) throws {
+    /// `inCloud`: files put in the cloud before rclone mounts it (rclone lists a directory once
+    /// and keeps the listing for --dir-cache-time, so one put there later may not show at once).
+    init(remote: String? = nil, bwlimit: String = "2M", adapterRC: String? = nil, startAdapter: Bool = true,
+         inCloud: [String: Data] = [:]) throws {
         daemon = try DaemonHarness()
         remoteDir = daemon.temp.sub("cloud")
         mountPoint = daemon.temp.sub("mnt")
         cacheDir = daemon.temp.sub("cache")
         logFile = daemon.temp.sub("rclone.log")
         for d in [remoteDir, mountPoint, cacheDir] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
+        for (name, data) in inCloud { try data.write(to: URL(fileURLWithPath: remoteDir + "/" + name)) }
         rcAddr = "127.0.0.1:\(try freeLoopbackPort())"
         remoteSpec = remote ?? remoteDir
         self.bwlimit = bwlimit
