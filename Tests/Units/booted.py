@@ -43,14 +43,22 @@ def _die_with_parent():
 
 
 def sweep_stale(tmp=None):
-    """Work directories of earlier runs whose nspawn is gone (a run killed before its teardown)."""
+    """Work directories of earlier runs whose nspawn is gone (a run killed before its teardown).
+    One with no nspawn yet may be another run's starting now: left alone for an hour."""
     for work in glob.glob(os.path.join(tmp or tempfile.gettempdir(), PREFIX + "*")):
         try:
             with open(os.path.join(work, "nspawn.pid")) as f:
                 pid = int(f.read())
-            os.kill(pid, 0)
-            continue            # still running: another test's
         except (OSError, ValueError):
+            try:
+                if time.time() - os.stat(work).st_mtime > 3600:
+                    shutil.rmtree(work, ignore_errors=True)
+            except OSError:
+                pass
+            continue
+        try:
+            os.kill(pid, 0)     # still running: another test's
+        except OSError:
             shutil.rmtree(work, ignore_errors=True)
 
 
