@@ -141,8 +141,9 @@ class Link(object):
                     self.first_walk -= 1
                     if self.first_walk == 0 and self.walk.quiet:
                         self.walk.settled()
-                        LOG.info("followed: %d roots, %d problems, %d directories observed",
-                                 len(self.walk.roots), len(self.walk.problems), len(self.walk.follower.dirs))
+                        LOG.info("followed: %d roots, %d problems, %d directories observed (%s)",
+                                 len(self.walk.roots), len(self.walk.problems), len(self.walk.follower.dirs),
+                                 ", ".join(p.decode("utf-8", "replace") for p in self.walk.roots))
             try:
                 self.conn.send(r, on_answer=answered)
             except Exception as ex:     # closed meanwhile (the close says the rest), or a path refused
