@@ -7,10 +7,11 @@
 
 namespace SyncBadge {
 
-// Whether an icon directory (the user's, then $XDG_DATA_DIRS) has the emblem icon `name`.
-bool emblemInstalled(const QString &name);
+// The file of the emblem icon `name` in an icon directory (the user's, then $XDG_DATA_DIRS),
+// empty when none has it.
+QString installedEmblem(const QString &name);
 // Copies `image` (SVG: scalable; anything else: 64x64) to the user's hicolor as
-// emblem-syncbadge-<id> and makes Qt look at the icon directories again. True when in place.
-bool installBadgeImage(const QString &id, const QString &image);
+// emblem-syncbadge-<id>. Returns the installed file's absolute path, empty when it failed.
+QString installBadgeImage(const QString &id, const QString &image);
 
 }  // namespace SyncBadge

@@ -71,7 +71,7 @@ QStringList SyncBadgeOverlayPlugin::getOverlays(const QUrl &item)
         debug(QStringLiteral("asked about the entries of %1%2").arg(dir, m_conn.ready() ? QString() : QStringLiteral(" (no daemon yet)")));
     }
     OverlayCache::Actions actions;
-    const QStringList overlays = m_cache.ask(real, dir, name, m_conn.ready(), actions);
+    const QStringList overlays = icons(m_cache.ask(real, dir, name, m_conn.ready(), actions));
     run(actions);
     if (debugEnabled()) {   // Dolphin asks for every item it lays out: no strings built otherwise
         debug(QStringLiteral("drew %1 emblem=%2").arg(path, overlays.isEmpty() ? QStringLiteral("-") : overlays.join(QLatin1Char(','))));
@@ -118,7 +118,7 @@ void SyncBadgeOverlayPlugin::observe(const QByteArray &dir)
 void SyncBadgeOverlayPlugin::changed(const OverlayCache::Changes &changes)
 {
     for (const auto &c : changes) {
-        const QStringList overlays = m_cache.overlays(c.dir, c.name);
+        const QStringList overlays = icons(m_cache.overlays(c.dir, c.name));
         const QString name = QFile::decodeName(c.name);
         for (const QString &alias : m_cache.aliases(c.dir)) {
             const QString path = alias == QLatin1String("/") ? QString(alias + name) : QString(alias + QLatin1Char('/') + name);
@@ -174,6 +174,19 @@ void SyncBadgeOverlayPlugin::onPush(const Message &m)
     }
 }
 
+QStringList SyncBadgeOverlayPlugin::icons(QStringList overlays) const
+{
+    // A badge installed while Dolphin runs is named by its file: Qt's and KDE's icon loaders both
+    // take an absolute path as it is, whereas a theme lookup can miss it for good when the
+    // user's icon directory did not exist yet as Dolphin started (KF6 on a fresh home).
+    if (!m_installed.isEmpty()) {
+        for (QString &overlay : overlays) {
+            overlay = m_installed.value(overlay, overlay);
+        }
+    }
+    return overlays;
+}
+
 void SyncBadgeOverlayPlugin::onClosed()
 {
     // What was cached may be wrong by the time a daemon answers again: show nothing meanwhile.
@@ -187,12 +200,19 @@ void SyncBadgeOverlayPlugin::defineBadge(const QString &id, const QString &image
     if (id.isEmpty() || image.isEmpty() || m_badgeImages.value(id) == image) {
         return;
     }
-    if (!pushed && emblemInstalled(QStringLiteral("emblem-syncbadge-") + id)) {
-        m_badgeImages.insert(id, image);
-        return;
+    const QString emblem = QStringLiteral("emblem-syncbadge-") + id;
+    if (!pushed) {
+        const QString found = installedEmblem(emblem);
+        if (!found.isEmpty()) {
+            m_badgeImages.insert(id, image);
+            m_installed.insert(emblem, found);
+            return;
+        }
     }
-    if (installBadgeImage(id, image)) {
+    const QString installed = installBadgeImage(id, image);
+    if (!installed.isEmpty()) {
         m_badgeImages.insert(id, image);
+        m_installed.insert(emblem, installed);
         debug(QStringLiteral("installed the badge %1 from %2").arg(id, image));
         changed(m_cache.showing(id));
     }

@@ -28,9 +28,11 @@ private:
     void onPush(const SyncBadge::Message &m);
     void onClosed();
     void defineBadge(const QString &id, const QString &image, bool pushed);
+    QStringList icons(QStringList overlays) const;
 
     SyncBadge::Connection m_conn;
     SyncBadge::OverlayCache m_cache;
     QHash<QString, QByteArray> m_real;        // a directory as Dolphin shows it -> its real path
     QHash<QString, QString> m_badgeImages;    // badge id -> the image installed
+    QHash<QString, QString> m_installed;      // emblem name -> the file installBadgeImage wrote
 };
