@@ -40,7 +40,7 @@ UNITS := $(DESTDIR)$(PREFIX)/lib/systemd/user
 .PHONY: all deps build test test-python test-filemanagers test-tray screenshot-tray test-repeat demo clean release install uninstall bench reliability fuzz \
   install-filemanagers install-user uninstall-filemanagers uninstall-user screenshots \
   dolphin test-dolphin test-vifm test-units unit-scores install-dolphin uninstall-dolphin install-emblems \
-  install-files deb root test-package diagrams install-tray uninstall-tray bench-tray
+  install-files deb root test-package diagrams install-tray uninstall-tray bench-tray bench-fm bench-fm-deps
 
 all: build
 
@@ -200,6 +200,42 @@ BENCH_SCRATCH ?= .build-bench
 bench: release
 	$(SWIFT) package --package-path Benchmarks --scratch-path $(BENCH_SCRATCH) benchmark --no-progress
 	SYNCBADGE_BIN=$(RELEASE_BIN) Benchmarks/run.sh $(BENCH_ARGS)
+	$(MAKE) bench-fm SYNCBADGED=$(RELEASE_BIN)/syncbadged
+
+# The file managers side by side (Benchmarks/filemanagers, issue 40): Nautilus, Nemo and Caja under
+# Xvfb with SyncBadge's extension against the real daemon, Nextcloud's extension against a stand-in
+# for its client's socket, and no extension, in the same run; the table on stdout, rows as JSON and
+# the stall timeline's plot in Benchmarks/results (fm-latest.{md,json}, fm-stalls.png). QUICK=1:
+# one run, 20,000 files and the 10,000-file tree in icon view, shorter trickle. BENCH_FM_ARGS passes
+# more (--fm nautilus --sizes 20000 --views list --runs 5 --plot docs/images/fm-stalls.png --keep).
+# The daemon: SYNCBADGED, else the release build when there is one, else this build's debug one.
+# matplotlib draws the plot (APT_PACKAGES_BENCH, out of make test's list). Nextcloud's extensions
+# come out of Debian's nautilus-nextcloud, nemo-nextcloud and caja-nextcloud .debs (apt-get
+# download, dpkg-deb -x into $(NEXTCLOUD_EXT)): installing them would pull nextcloud-desktop, which
+# Nautilus would then start over D-Bus for every side.
+APT_PACKAGES_BENCH := python3-matplotlib
+NEXTCLOUD_DEBS := nautilus-nextcloud nemo-nextcloud caja-nextcloud
+NEXTCLOUD_EXT := $(SCRATCH)/nextcloud-ext
+bench-fm-deps: deps
+	$(MAKE) deps APT_PACKAGES="$(APT_PACKAGES_BENCH)" APT_PACKAGES_LEAN=
+	@if [ ! -f $(NEXTCLOUD_EXT)/usr/share/caja-python/extensions/syncstate-Nextcloud.py ] || \
+	    [ ! -f $(NEXTCLOUD_EXT)/usr/share/nemo-python/extensions/syncstate-Nextcloud.py ] || \
+	    [ ! -f $(NEXTCLOUD_EXT)/usr/share/nautilus-python/extensions/syncstate-Nextcloud.py ]; then \
+	  rm -rf $(SCRATCH)/nextcloud-debs && mkdir -p $(SCRATCH)/nextcloud-debs $(NEXTCLOUD_EXT) && \
+	  (cd $(SCRATCH)/nextcloud-debs && { apt-get download $(NEXTCLOUD_DEBS) 2>/dev/null || \
+	    { $(SUDO) apt-get update -qq && apt-get download $(NEXTCLOUD_DEBS); }; }) || exit 1; \
+	  for deb in $(SCRATCH)/nextcloud-debs/*.deb; do dpkg-deb -x $$deb $(NEXTCLOUD_EXT) || exit 1; done; \
+	  echo "Nextcloud's extensions in $(NEXTCLOUD_EXT)"; \
+	fi
+
+bench-fm: bench-fm-deps
+	@bin="$(SYNCBADGED)"; \
+	if [ -z "$$bin" ]; then bin=$(abspath $(SCRATCH))/release/syncbadged; fi; \
+	if [ ! -x "$$bin" ]; then $(SWIFT) build $(SWIFT_FLAGS) --product syncbadged || exit 1; \
+	  bin=$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/syncbadged; fi; \
+	PATH=/usr/bin:$$PATH SYNCBADGED=$$bin NEXTCLOUD_EXT=$(abspath $(NEXTCLOUD_EXT)) \
+	  xvfb-run -a -s '-screen 0 1280x800x24' /usr/bin/python3 Benchmarks/filemanagers/fm_bench.py \
+	  $(if $(filter 1,$(QUICK)),--quick) $(BENCH_FM_ARGS)
 
 # syncbadge-tray at scale and at idle (Benchmarks/scripts/tray_bench.py): a root of 1,001,000
 # files with 1,000 conflicts, spread and clustered; the tray's CPU and RSS for its walk, then its

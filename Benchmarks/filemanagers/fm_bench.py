@@ -1,0 +1,591 @@
+#!/usr/bin/python3
+"""make bench-fm: file managers under Xvfb with SyncBadge's extension, Nextcloud's and none,
+in the same run (README.md here says what each figure is and how it is measured).
+
+    xvfb-run -a -s '-screen 0 1280x800x24' /usr/bin/python3 Benchmarks/filemanagers/fm_bench.py \
+        [--quick] [--fm nautilus,nemo,caja] [--sides syncbadge,nextcloud,none] [--runs N] \
+        [--out DIR] [--plot PNG]
+
+Environment: SYNCBADGED (the daemon; default .build/release/syncbadged, else .build/debug),
+NEXTCLOUD_EXT (the .debs' tree from make bench-fm-deps).
+"""
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "Clients", "python"))
+sys.path.insert(0, HERE)
+
+import gi  # noqa: E402
+gi.require_version("Gdk", "3.0")
+from gi.repository import Gdk  # noqa: E402
+
+import syncbadge as sb  # noqa: E402
+from syncbadge.testing import percentile  # noqa: E402
+import gtkfm  # noqa: E402
+
+# The emblems' fill colours as drawn (Badges/*.svg; the tests' fmsession.BADGE_COLOURS).
+GREEN = bytes((0x2e, 0x9e, 0x44))     # synced
+BLUE = bytes((0x15, 0x91, 0xb0))      # syncing
+RED = bytes((0xd3, 0x2f, 0x2f))       # error
+STATE_COLOUR = {"synced": GREEN, "syncing": BLUE, "error": RED}
+CLK = os.sysconf("SC_CLK_TCK")
+
+
+def log(msg):
+    sys.stderr.write("[%s] %s\n" % (time.strftime("%H:%M:%S"), msg))
+    sys.stderr.flush()
+
+
+# -- the screen ---------------------------------------------------------------------------
+
+class Screen(object):
+    """The X screen through GDK (a 1280x800 grab takes about 8 ms on Xvfb, a 64x64 one 0.7 ms)."""
+
+    def __init__(self):
+        self.root = Gdk.get_default_root_window()
+        self.width = self.root.get_width()
+        self.height = self.root.get_height()
+
+    def grab(self, x=0, y=0, w=None, h=None):
+        pb = Gdk.pixbuf_get_from_window(self.root, x, y, w or self.width, h or self.height)
+        return pb.get_pixels() if pb is not None else b""
+
+    def save(self, path):
+        pb = Gdk.pixbuf_get_from_window(self.root, 0, 0, self.width, self.height)
+        pb.savev(path, "png", [], [])
+
+
+def first_pixel(frame, colour, width):
+    """(x, y) of the first pixel of `colour` in reading order, or None."""
+    i = 0
+    while True:
+        i = frame.find(colour, i)
+        if i < 0:
+            return None
+        if i % 3 == 0:
+            return (i // 3) % width, (i // 3) // width
+        i += 1
+
+
+# -- /proc ----------------------------------------------------------------------------------
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK
+
+
+def context_switches(pid):
+    total = 0
+    for task in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, task)) as f:
+                for line in f:
+                    if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return f.read().split()[:3]
+
+
+# -- the daemon, socket-activated -------------------------------------------------------------
+
+class Activator(object):
+    """systemd's socket activation, played by a thread: the socket stays bound; whenever a
+    client connects and no daemon runs, syncbadged starts with it as fd 3 (LISTEN_FDS=1,
+    LISTEN_PID its own). So a killed daemon comes back when a client reconnects, as under
+    systemd (systemd-socket-activate execs once and is gone)."""
+
+    def __init__(self, binary, work):
+        self.binary = binary
+        self.socket = os.path.join(work, "run", "daemon.sock")
+        self.state = os.path.join(work, "state")
+        self.log_path = os.path.join(work, "syncbadged.log")
+        os.makedirs(os.path.dirname(self.socket), mode=0o700)
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(self.socket)
+        self.listener.listen(64)
+        self.proc = None
+        self.stopping = False
+        self.starts = 0
+        self.lock = threading.Lock()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        import select
+        while not self.stopping:
+            proc = self.proc
+            if proc is not None and proc.poll() is None:
+                try:
+                    proc.wait(0.2)
+                except subprocess.TimeoutExpired:
+                    pass
+                continue
+            r, _, _ = select.select([self.listener], [], [], 0.2)
+            if r and not self.stopping:
+                self._spawn()
+
+    def _spawn(self):
+        fd = self.listener.fileno()
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                ["sh", "-c", 'LISTEN_PID=$$ LISTEN_FDS=1 exec "$@"', "sh", self.binary, "--socket", self.socket,
+                 "--state-dir", self.state, "--badges", os.path.join(REPO, "Badges"), "--log-level", "info"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
+                pass_fds=(3,), preexec_fn=lambda: os.dup2(fd, 3))
+        self.starts += 1
+
+    def kill(self):
+        proc = self.proc
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+
+    def stop(self):
+        self.stopping = True
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.listener.close()
+
+
+# -- the bench ----------------------------------------------------------------------------------
+
+def make_files(directory, n, prefix="f"):
+    os.makedirs(directory)
+    for i in range(n):
+        with open(os.path.join(directory, "%s%05d.txt" % (prefix, i)), "wb"):
+            pass
+
+
+def gaps_ms(ticks, t0, t1):
+    """The gaps between heartbeat stamps that end within [t0, t1], in ms."""
+    return [(b - a) * 1000 for a, b in zip(ticks, ticks[1:]) if t0 <= b <= t1 + 0.5]
+
+
+class Bench(object):
+    def __init__(self, args):
+        self.args = args
+        self.quick = args.quick
+        self.runs = args.runs or (1 if self.quick else 3)
+        self.work = os.path.realpath(tempfile.mkdtemp(prefix="sbfm."))
+        self.rows = []          # {fm, side, size, view, figure, value, spread, unit, n}
+        self.samples = {}       # (fm, side, size, view, figure) -> [values]
+        self.timelines = {}     # (fm, side) -> [(t since SET, gap ms)] of the 20,000 flip in icon view
+        self.screen = Screen()
+        self.standin = None
+        self.loads = []
+        self.stale = 0
+
+    # -- set-up -----------------------------------------------------------------------
+
+    def setup(self):
+        binary = os.environ.get("SYNCBADGED") or next(
+            (p for p in (os.path.join(REPO, ".build", "release", "syncbadged"),
+                         os.path.join(REPO, ".build", "debug", "syncbadged")) if os.access(p, os.X_OK)), None)
+        if binary is None:
+            raise SystemExit("no syncbadged (make release, or set SYNCBADGED)")
+        self.binary = binary
+        gtkfm.check_clean(self.args.fm)
+        root = self.root = os.path.join(self.work, "Sync")
+        self.folders = {}
+        for size in self.sizes():
+            if size == "root100k":
+                tree = os.path.join(root, "tree")
+                dirs = 100 if self.quick else 1000
+                for d in range(dirs):
+                    make_files(os.path.join(tree, "d%04d" % d), 100)
+                self.folders[size] = (os.path.join(tree, "d%04d" % (dirs // 2)), tree, dirs * 100)
+            else:
+                n = int(size)
+                make_files(os.path.join(root, "f%d" % n), n)
+                self.folders[size] = (os.path.join(root, "f%d" % n), os.path.join(root, "f%d" % n), n)
+        self.daemon = Activator(binary, self.work)
+        admin = sb.Connection(path=self.daemon.socket, role="admin", name="bench-admin").open(30)
+        t = time.monotonic()
+        admin.request("ADD-ROOT", root, timeout=300)
+        log("ADD-ROOT of %s: %.1f s (%s)" % (root, time.monotonic() - t, binary))
+        admin.close()
+        self.engine = self.connect_engine()
+        self.set_all("synced")
+        self.sides = {}
+        for name in self.args.sides:
+            self.sides[name] = gtkfm.Side(name, self.work, self.args.nextcloud_ext)
+        if "nextcloud" in self.args.sides:
+            self.runtime = os.path.join(self.work, "runtime")
+            os.makedirs(self.runtime, mode=0o700)
+            self.standin_log = open(os.path.join(self.work, "standin.log"), "ab")
+            self.standin = subprocess.Popen(
+                [sys.executable, os.path.join(HERE, "nextcloud_standin.py"), "--socket",
+                 os.path.join(self.runtime, "Nextcloud", "socket"), "--daemon-socket", self.daemon.socket,
+                 "--root", root], stdin=subprocess.DEVNULL, stdout=self.standin_log, stderr=self.standin_log,
+                start_new_session=True)
+            sock = os.path.join(self.runtime, "Nextcloud", "socket")
+            deadline = time.monotonic() + 30
+            while not os.path.exists(sock):
+                if time.monotonic() > deadline or self.standin.poll() is not None:
+                    raise SystemExit("the Nextcloud stand-in did not start (%s/standin.log)" % self.work)
+                time.sleep(0.05)
+        else:
+            self.runtime = os.path.join(self.work, "runtime")
+            os.makedirs(self.runtime, mode=0o700)
+
+    def connect_engine(self):
+        engine = sb.Connection(path=self.daemon.socket, role="provider", name="bench-engine").open(30)
+        engine.request("CLAIM", self.root, timeout=30)
+        return engine
+
+    def sizes(self):
+        return self.args.sizes
+
+    def set_all(self, state, path=None):
+        self.engine.request("SET", state, path or self.root, recursive=1, timeout=300)
+
+    def teardown(self):
+        if self.standin is not None:
+            self.standin.terminate()
+            self.standin.wait(10)
+        try:
+            self.engine.close()
+        except Exception:
+            pass
+        self.daemon.stop()
+        if not self.args.keep:
+            shutil.rmtree(self.work, ignore_errors=True)
+        else:
+            log("kept %s" % self.work)
+
+    # -- figures --------------------------------------------------------------------------
+
+    def record(self, key, value):
+        self.samples.setdefault(key, []).append(value)
+
+    def settle(self, pid, want=None, stable=1.0, timeout=120, give_up=8.0):
+        """Grabs the screen until it has not changed for `stable` s while the process used less
+        than 5 % of a CPU, with want(frame) true; returns (time of the first frame of that
+        stable run, the frame, True). Still and idle for `give_up` s without want(frame): the
+        same with False (emblems left wrong: the screenshot is kept as stale-N.png)."""
+        deadline = time.monotonic() + timeout
+        last, first_t, cpu_at, idle_since = None, None, None, None
+        while True:
+            now = time.monotonic()
+            frame = self.screen.grab()
+            cpu = cpu_seconds(pid)
+            if frame != last:
+                last, first_t, cpu_at, idle_since = frame, now, (now, cpu), None
+            elif now - cpu_at[0] >= stable:
+                if cpu - cpu_at[1] <= 0.05 * (now - cpu_at[0]):
+                    if want is None or want(frame):
+                        return first_t, frame, True
+                    idle_since = idle_since or cpu_at[0]
+                    if now - idle_since >= give_up:
+                        self.stale += 1
+                        self.screen.save(os.path.join(self.work, "stale-%d.png" % self.stale))
+                        log("the screen is still and idle without the expected emblems: stale-%d.png" % self.stale)
+                        return first_t, frame, False
+                else:
+                    idle_since = None
+                cpu_at = (now, cpu)
+            if now > deadline:
+                raise RuntimeError("the screen did not settle within %gs" % timeout)
+            time.sleep(0.03)
+
+    def session(self, fm, side, size, view, run):
+        folder, flip_path, count = self.folders[size]
+        env = dict(os.environ, SYNCBADGE_SOCKET=self.daemon.socket, XDG_RUNTIME_DIR=self.runtime)
+        s = gtkfm.Session(fm, self.sides[side], view, folder, self.work, env,
+                          "%s-%s-%s-%s-%d" % (fm, side, size, view, run))
+        key = lambda figure: (fm, side, size, view, figure)
+        emblems = side != "none"
+        t0 = time.monotonic()
+        s.start()
+        try:
+            pid = s.find_pid()
+            # 1. Open: until the screen is still and, for the sides with emblems, shows them.
+            t_open, frame, _ = self.settle(pid, want=(lambda f: GREEN in f) if emblems else (lambda f: f.count(b"\xff\xff\xff") > 1000),
+                                        stable=1.5)
+            self.record(key("open s"), t_open - t0)
+            if run == 0:
+                self.screen.save(os.path.join(s.dir, "open.png"))
+            # 2. Idle: context switches of every thread while nothing changes (no probe).
+            time.sleep(0.5)
+            idle_s = 2.0 if self.quick else 5.0
+            c0 = context_switches(pid)
+            time.sleep(idle_s)
+            self.record(key("idle wake-ups/s"), (context_switches(pid) - c0) / idle_s)
+            # 3. Flips: every file of the folder (the whole tree for root100k) to another state.
+            for i, state in enumerate(["syncing", "synced"] if self.quick else ["syncing", "synced", "syncing", "synced"]):
+                s.probe_start()
+                cpu0 = cpu_seconds(pid)
+                t_set = time.monotonic()
+                self.set_all(state, flip_path)
+                colour = STATE_COLOUR[state]
+                t_done, frame, right = self.settle(pid, want=(lambda f, c=colour: c in f and
+                                                       (GREEN if c == BLUE else BLUE) not in f) if emblems else None,
+                                            since=t_set)
+                cpu1 = cpu_seconds(pid)
+                ticks = s.probe_stop()
+                g = gaps_ms(ticks, t_set, t_done)
+                self.record(key("flip longest gap ms"), max(g or [float("nan")]))
+                self.record(key("flip p99 gap ms"), percentile(g, 99))
+                self.record(key("flip CPU s"), cpu1 - cpu0)
+                self.record(key("flip to screen s"), t_done - t_set if right else float("nan"))
+                self.record(key("flip emblems right"), 1.0 if right else 0.0)
+                if size == "20000" and view == "icon" and i == 0 and run == 0:
+                    self.timelines[(fm, side)] = [(b - t_set, (b - a) * 1000) for a, b in zip(ticks, ticks[1:])
+                                                  if b >= t_set - 0.2]
+            if size != "20000":
+                return
+            # 4. Change to screen: the first file's emblem, SET error then synced, 100 times.
+            if emblems:
+                self.change_to_screen(s, pid, key, folder)
+            # 5. Trickle: one file every 10 ms.
+            self.trickle(s, pid, key, folder, count)
+            # 6. Recovery: the daemon killed; socket activation starts it when the extension
+            # reconnects. Until the screen is as it was.
+            if side == "syncbadge" and view == "icon":
+                self.recovery(s, pid, key)
+        finally:
+            self.loads.append(loadavg())
+            s.stop()
+
+    def change_to_screen(self, s, pid, key, folder):
+        frame = self.screen.grab()
+        at = first_pixel(frame, GREEN, self.screen.width)
+        if at is None:
+            log("%s: no emblem found for change-to-screen" % s.dir)
+            return
+        x, y = max(0, at[0] - 24), max(0, at[1] - 4)
+        w, h = min(56, self.screen.width - x), min(48, self.screen.height - y)
+        path = os.path.join(folder, "f00000.txt")
+        times = []
+        n = 20 if self.quick else 100
+        for i in range(n):
+            state = "error" if i % 2 == 0 else "synced"
+            want, gone = (RED, GREEN) if state == "error" else (GREEN, RED)
+            t = time.monotonic()
+            self.engine.request("SET", state, path, timeout=30)
+            deadline = t + 10
+            while True:
+                region = self.screen.grab(x, y, w, h)
+                if region.count(want) > 20 and gone not in region:
+                    times.append((time.monotonic() - t) * 1000)
+                    break
+                if time.monotonic() > deadline:
+                    times.append(float("nan"))
+                    log("%s: %s never showed on f00000.txt" % (s.dir, state))
+                    break
+                time.sleep(0.001)
+        ok = [v for v in times if v == v]
+        self.record(key("change to screen p50 ms"), percentile(ok, 50))
+        self.record(key("change to screen p99 ms"), percentile(ok, 99) if len(ok) == len(times) else float("nan"))
+
+    def trickle(self, s, pid, key, folder, count):
+        seconds = 5.0 if self.quick else 30.0
+        s.probe_start()
+        t0 = time.monotonic()
+        i = 0
+        replies = []
+        while True:
+            due = t0 + i * 0.010
+            now = time.monotonic()
+            if now - t0 >= seconds:
+                break
+            if due > now:
+                time.sleep(due - now)
+            state = "syncing" if (i // count) % 2 == 0 else "synced"
+            replies.append(self.engine.send("SET", state, os.path.join(folder, "f%05d.txt" % (i % count))))
+            i += 1
+        t1 = time.monotonic()
+        for r in replies:
+            r.wait(30)
+        time.sleep(0.2)
+        ticks = s.probe_stop()
+        g = gaps_ms(ticks, t0, t1)
+        self.record(key("trickle longest gap ms"), max(g or [float("nan")]))
+        self.record(key("trickle p99 gap ms"), percentile(g, 99))
+        self.set_all("synced", folder)
+        self.settle(pid)
+
+    def recovery(self, s, pid, key):
+        before = self.settle(pid)[1]
+        if GREEN not in before:
+            log("%s: no emblems before the recovery" % s.dir)
+            return
+        t0 = time.monotonic()
+        self.daemon.kill()
+        deadline = t0 + 30
+        gone = False
+        while time.monotonic() < deadline:
+            frame = self.screen.grab()
+            if not gone:
+                gone = GREEN not in frame
+            elif frame.count(GREEN) == before.count(GREEN):
+                self.record(key("recovery s"), time.monotonic() - t0)
+                break
+            time.sleep(0.01)
+        else:
+            self.record(key("recovery s"), float("nan"))
+            log("%s: the emblems did not come back within 30 s" % s.dir)
+        try:
+            self.engine.close()
+        except Exception:
+            pass
+        self.engine = self.connect_engine()
+
+    # -- the run --------------------------------------------------------------------------
+
+    def run(self):
+        self.setup()
+        try:
+            for run in range(self.runs):
+                for fm in self.args.fm:
+                    for size in self.sizes():
+                        for view in (["icon"] if size == "root100k" else self.args.views):
+                            # The sides in a rotating order, so no side always goes first.
+                            sides = list(self.args.sides)
+                            k = run % len(sides)
+                            for side in sides[k:] + sides[:k]:
+                                log("run %d: %s %s %s %s (load %s)" % (run + 1, fm, side, size, view, " ".join(loadavg())))
+                                try:
+                                    self.session(fm, side, size, view, run)
+                                except Exception as ex:
+                                    log("FAILED %s %s %s %s: %s" % (fm, side, size, view, ex))
+        finally:
+            self.teardown()
+        self.summarise()
+
+    def summarise(self):
+        for (fm, side, size, view, figure), values in sorted(self.samples.items()):
+            ok = [v for v in values if v == v]
+            value = statistics.median(ok) if ok else float("nan")
+            spread = (max(ok) - min(ok)) if len(ok) > 1 else 0.0
+            self.rows.append(dict(fm=fm, side=side, size=size, view=view, figure=figure, value=value,
+                                  spread=spread, n=len(values), failed=len(values) - len(ok)))
+
+
+def table(rows):
+    """The markdown table: one line per (fm, size, view, figure), the three sides, and each
+    extension's ratio to the floor."""
+    by = {}
+    for r in rows:
+        by.setdefault((r["fm"], r["size"], r["view"], r["figure"]), {})[r["side"]] = r
+    out = ["| file manager | folder | view | figure | SyncBadge | Nextcloud | none (floor) | SyncBadge / floor | Nextcloud / floor | SyncBadge / Nextcloud |",
+           "|---|---|---|---|---:|---:|---:|---:|---:|---:|"]
+
+    def cell(r):
+        if r is None:
+            return "–"
+        v = r["value"]
+        if v != v:
+            return "failed"
+        text = ("%.3g" % v) if abs(v) < 100 else "%.0f" % v
+        if r["n"] > 1:
+            text += " ±%.2g" % (r["spread"] / 2)
+        return text
+
+    def ratio(a, b):
+        if a is None or b is None or not (a["value"] == a["value"] and b["value"] == b["value"]) or b["value"] == 0:
+            return "–"
+        return "%.2f×" % (a["value"] / b["value"])
+
+    for (fm, size, view, figure), sides in sorted(by.items()):
+        s, n, f = sides.get("syncbadge"), sides.get("nextcloud"), sides.get("none")
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            fm, size, view, figure, cell(s), cell(n), cell(f), ratio(s, f), ratio(n, f), ratio(s, n)))
+    return "\n".join(out)
+
+
+def plot(timelines, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fms = sorted({fm for fm, _ in timelines})
+    fig, axes = plt.subplots(len(fms), 1, figsize=(9, 2.6 * len(fms)), squeeze=False)
+    colours = {"syncbadge": "#2e9e44", "nextcloud": "#0082c9", "none": "#888888"}
+    names = {"syncbadge": "SyncBadge", "nextcloud": "Nextcloud", "none": "no extension"}
+    for ax, fm in zip(axes[:, 0], fms):
+        for side in ("nextcloud", "syncbadge", "none"):
+            points = timelines.get((fm, side))
+            if not points:
+                continue
+            ax.plot([t for t, _ in points], [g for _, g in points], drawstyle="steps-pre", lw=1,
+                    color=colours[side], label="%s (longest %.0f ms)" % (names[side], max(g for _, g in points)))
+        ax.axhline(16, color="#d32f2f", lw=0.8, ls="--")
+        ax.set_yscale("log")
+        ax.set_ylabel("heartbeat gap, ms")
+        ax.set_title("%s: 20,000 files change state at once (icon view)" % fm.capitalize(), fontsize=10)
+        ax.legend(fontsize=8, loc="upper right")
+    axes[-1, 0].set_xlabel("seconds since the SET (the dashed line: one frame, 16 ms)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", default=os.environ.get("QUICK") == "1")
+    ap.add_argument("--fm", default="nautilus,nemo,caja")
+    ap.add_argument("--sides", default=",".join(gtkfm.SIDES))
+    ap.add_argument("--sizes", default=None, help="1000,20000,root100k")
+    ap.add_argument("--views", default="icon,list")
+    ap.add_argument("--runs", type=int, default=0)
+    ap.add_argument("--out", default=os.path.join(REPO, "Benchmarks", "results"))
+    ap.add_argument("--plot", default=None, help="the stall timeline PNG (default OUT/fm-stalls.png)")
+    ap.add_argument("--nextcloud-ext", default=os.environ.get("NEXTCLOUD_EXT", os.path.join(REPO, ".build", "nextcloud-ext")))
+    ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, screenshots)")
+    args = ap.parse_args()
+    args.fm = args.fm.split(",")
+    args.sides = args.sides.split(",")
+    args.views = args.views.split(",")
+    args.sizes = (args.sizes or ("20000,root100k" if args.quick else "1000,20000,root100k")).split(",")
+    if args.quick and args.views == ["icon", "list"] and not os.environ.get("BENCH_FM_VIEWS"):
+        args.views = ["icon"]
+    bench = Bench(args)
+    started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    load0 = loadavg()
+    bench.run()
+    os.makedirs(args.out, exist_ok=True)
+    head = ("make bench-fm%s, %s, %s, %d CPUs, load average at start %s, per session %s; daemon %s; %d run(s)"
+            % (" QUICK=1" if args.quick else "", started, platform.node(), os.cpu_count(), " ".join(load0),
+               "/".join(l[0] for l in bench.loads), bench.binary, bench.runs))
+    text = table(bench.rows)
+    print(head)
+    print(text)
+    with open(os.path.join(args.out, "fm-latest.md"), "w") as f:
+        f.write(head + "\n\n" + text + "\n")
+    with open(os.path.join(args.out, "fm-latest.json"), "w") as f:
+        json.dump({"head": head, "rows": bench.rows, "samples": [dict(zip(("fm", "side", "size", "view", "figure"), k), values=v)
+                                                                   for k, v in sorted(bench.samples.items())],
+                   "timelines": [dict(fm=fm, side=side, points=p) for (fm, side), p in sorted(bench.timelines.items())]},
+                  f, indent=1)
+    if bench.timelines:
+        png = args.plot or os.path.join(args.out, "fm-stalls.png")
+        plot(bench.timelines, png)
+        print("stall timeline: %s" % png)
+
+
+if __name__ == "__main__":
+    main()
