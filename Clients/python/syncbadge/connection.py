@@ -402,7 +402,8 @@ class Connection(object):
         got = 0
         while got < limit:
             try:
-                chunk = sock.recv(_CHUNK)
+                # At most `limit` in all: a GUI gives a slice of its main loop, not the burst.
+                chunk = sock.recv(min(_CHUNK, limit - got))
             except (BlockingIOError, InterruptedError):
                 break
             except ConnectionResetError:
