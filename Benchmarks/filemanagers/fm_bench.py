@@ -283,7 +283,7 @@ class Bench(object):
     def record(self, key, value):
         self.samples.setdefault(key, []).append(value)
 
-    def settle(self, pid, want=None, stable=1.0, timeout=120, give_up=8.0):
+    def settle(self, pid, want=None, stable=1.0, timeout=120, give_up=5.0):
         """Grabs the screen until it has not changed for `stable` s while the process used less
         than 5 % of a CPU, with want(frame) true; returns (time of the first frame of that
         stable run, the frame, True). Still and idle for `give_up` s without want(frame): the
@@ -320,12 +320,13 @@ class Bench(object):
                           "%s-%s-%s-%s-%d" % (fm, side, size, view, run))
         key = lambda figure: (fm, side, size, view, figure)
         emblems = side != "none"
+        self.set_all("synced", flip_path)       # whatever an earlier session that failed left
         t0 = time.monotonic()
         s.start()
         try:
             pid = s.find_pid()
             # 1. Open: until the screen is still and, for the sides with emblems, shows them.
-            t_open, frame, _ = self.settle(pid, want=(lambda f: GREEN in f) if emblems else (lambda f: f.count(b"\xff\xff\xff") > 1000),
+            t_open, frame, _ = self.settle(pid, want=(lambda f: GREEN in f or BLUE in f) if emblems else (lambda f: f.count(b"\xff\xff\xff") > 1000),
                                         stable=1.5)
             self.record(key("open s"), t_open - t0)
             if run == 0:
@@ -345,7 +346,7 @@ class Bench(object):
                 colour = STATE_COLOUR[state]
                 t_done, frame, right = self.settle(pid, want=(lambda f, c=colour: c in f and
                                                        (GREEN if c == BLUE else BLUE) not in f) if emblems else None,
-                                            since=t_set)
+                                            )
                 cpu1 = cpu_seconds(pid)
                 ticks = s.probe_stop()
                 g = gaps_ms(ticks, t_set, t_done)
@@ -357,7 +358,7 @@ class Bench(object):
                 if size == "20000" and view == "icon" and i == 0 and run == 0:
                     self.timelines[(fm, side)] = [(b - t_set, (b - a) * 1000) for a, b in zip(ticks, ticks[1:])
                                                   if b >= t_set - 0.2]
-            if size != "20000":
+            if size != "20000" or view != "icon":
                 return
             # 4. Change to screen: the first file's emblem, SET error then synced, 100 times.
             if emblems:
@@ -366,7 +367,7 @@ class Bench(object):
             self.trickle(s, pid, key, folder, count)
             # 6. Recovery: the daemon killed; socket activation starts it when the extension
             # reconnects. Until the screen is as it was.
-            if side == "syncbadge" and view == "icon":
+            if side == "syncbadge":
                 self.recovery(s, pid, key)
         finally:
             self.loads.append(loadavg())
@@ -563,6 +564,8 @@ def main():
     args.sizes = (args.sizes or ("20000,root100k" if args.quick else "1000,20000,root100k")).split(",")
     if args.quick and args.views == ["icon", "list"] and not os.environ.get("BENCH_FM_VIEWS"):
         args.views = ["icon"]
+    # SIGTERM (make interrupted, a timeout) ends the run through teardown(), which stops what it started.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     bench = Bench(args)
     started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     load0 = loadavg()

@@ -72,6 +72,37 @@ class Probe(object):
         return run
 
 
+def _host_module():
+    """The file manager's extension module, by the process (as syncbadge_fm.py tells it)."""
+    import gi
+    exe = os.path.basename(os.readlink("/proc/self/exe")).replace(" (deleted)", "")
+    if exe == "nautilus":
+        gi.require_version("Nautilus", "4.0")
+        from gi.repository import Nautilus as FM
+    elif exe.startswith("nemo"):
+        gi.require_version("Nemo", "3.0")
+        from gi.repository import Nemo as FM
+    elif exe == "caja":
+        gi.require_version("Caja", "2.0")
+        from gi.repository import Caja as FM
+    else:
+        return None
+    return FM
+
+
+FM = _host_module() if OUT else None
+if FM is not None:
+    from gi.repository import GObject
+
+    class SyncBadgeProbe(GObject.GObject, FM.ColumnProvider):
+        """A provider type of no cost (no columns): a module that registers no type is not kept
+        by the Python extension host (with the probe alone, the no-extension side, its signal
+        sources never ran)."""
+
+        def get_columns(self):
+            return []
+
+
 if OUT:
     PROBE = Probe()
     GLib.unix_signal_add(GLib.PRIORITY_HIGH, signal.SIGUSR2, PROBE.safely(PROBE.start))
