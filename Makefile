@@ -215,12 +215,16 @@ bench: release
 # Nautilus would then start over D-Bus for every side.
 APT_PACKAGES_BENCH := python3-matplotlib
 NEXTCLOUD_DEBS := nautilus-nextcloud nemo-nextcloud caja-nextcloud
+# Dolphin's (Benchmarks/filemanagers/dolphinfm.py): its plugins, found through each side's own
+# QT_PLUGIN_PATH, and their helper library.
+NEXTCLOUD_DEBS += dolphin-nextcloud
 NEXTCLOUD_EXT := $(SCRATCH)/nextcloud-ext
 bench-fm-deps: deps
 	$(MAKE) deps APT_PACKAGES="$(APT_PACKAGES_BENCH)" APT_PACKAGES_LEAN=
 	@if [ ! -f $(NEXTCLOUD_EXT)/usr/share/caja-python/extensions/syncstate-Nextcloud.py ] || \
 	    [ ! -f $(NEXTCLOUD_EXT)/usr/share/nemo-python/extensions/syncstate-Nextcloud.py ] || \
-	    [ ! -f $(NEXTCLOUD_EXT)/usr/share/nautilus-python/extensions/syncstate-Nextcloud.py ]; then \
+	    [ ! -f $(NEXTCLOUD_EXT)/usr/share/nautilus-python/extensions/syncstate-Nextcloud.py ] || \
+	    [ -z "$$(ls $(NEXTCLOUD_EXT)/usr/lib/*/qt*/plugins/kf*/overlayicon/nextclouddolphinoverlayplugin.so 2>/dev/null)" ]; then \
 	  rm -rf $(SCRATCH)/nextcloud-debs && mkdir -p $(SCRATCH)/nextcloud-debs $(NEXTCLOUD_EXT) && \
 	  (cd $(SCRATCH)/nextcloud-debs && { apt-get download $(NEXTCLOUD_DEBS) 2>/dev/null || \
 	    { $(SUDO) apt-get update -qq && apt-get download $(NEXTCLOUD_DEBS); }; }) || exit 1; \

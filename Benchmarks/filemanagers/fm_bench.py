@@ -3,7 +3,7 @@
 in the same run (README.md here says what each figure is and how it is measured).
 
     xvfb-run -a -s '-screen 0 1280x800x24' /usr/bin/python3 Benchmarks/filemanagers/fm_bench.py \
-        [--quick] [--fm nautilus,nemo,caja] [--sides syncbadge,nextcloud,none] [--runs N] \
+        [--quick] [--fm nautilus,nemo,caja,dolphin] [--sides syncbadge,nextcloud,none] [--runs N] \
         [--out DIR] [--plot PNG]
 
 Environment: SYNCBADGED (the daemon; default .build/release/syncbadged, else .build/debug),
@@ -36,6 +36,14 @@ from gi.repository import Gdk  # noqa: E402
 import syncbadge as sb  # noqa: E402
 from syncbadge.testing import percentile  # noqa: E402
 import gtkfm  # noqa: E402
+import dolphinfm  # noqa: E402
+
+# The module of each file manager (README.md: "A file manager module"); gtkfm the rest.
+MODULES = {"dolphin": dolphinfm}
+
+
+def fm_module(fm):
+    return MODULES.get(fm, gtkfm)
 
 # The emblems' fill colours as drawn (Badges/*.svg; the tests' fmsession.BADGE_COLOURS).
 GREEN = bytes((0x2e, 0x9e, 0x44))     # synced
@@ -209,7 +217,8 @@ class Bench(object):
         if binary is None:
             raise SystemExit("no syncbadged (make release, or set SYNCBADGED)")
         self.binary = binary
-        gtkfm.check_clean(self.args.fm)
+        for module in {fm_module(fm) for fm in self.args.fm}:
+            module.check_clean([fm for fm in self.args.fm if fm_module(fm) is module])
         root = self.root = os.path.join(self.work, "Sync")
         self.folders = {}
         for size in self.sizes():
@@ -233,7 +242,8 @@ class Bench(object):
         self.set_all("synced")
         self.sides = {}
         for name in self.args.sides:
-            self.sides[name] = gtkfm.Side(name, self.work, self.args.nextcloud_ext)
+            for module in {fm_module(fm) for fm in self.args.fm}:
+                self.sides[(module, name)] = module.Side(name, self.work, self.args.nextcloud_ext)
         if "nextcloud" in self.args.sides:
             self.runtime = os.path.join(self.work, "runtime")
             os.makedirs(self.runtime, mode=0o700)
@@ -316,7 +326,7 @@ class Bench(object):
     def session(self, fm, side, size, view, run):
         folder, flip_path, count = self.folders[size]
         env = dict(os.environ, SYNCBADGE_SOCKET=self.daemon.socket, XDG_RUNTIME_DIR=self.runtime)
-        s = gtkfm.Session(fm, self.sides[side], view, folder, self.work, env,
+        s = fm_module(fm).Session(fm, self.sides[(fm_module(fm), side)], view, folder, self.work, env,
                           "%s-%s-%s-%s-%d" % (fm, side, size, view, run))
         key = lambda figure: (fm, side, size, view, figure)
         emblems = side != "none"
@@ -558,7 +568,7 @@ def plot(timelines, path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", default=os.environ.get("QUICK") == "1")
-    ap.add_argument("--fm", default="nautilus,nemo,caja")
+    ap.add_argument("--fm", default="nautilus,nemo,caja,dolphin")
     ap.add_argument("--sides", default=",".join(gtkfm.SIDES))
     ap.add_argument("--sizes", default=None, help="1000,20000,root100k")
     ap.add_argument("--views", default="icon,list")
