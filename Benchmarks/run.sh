@@ -3,11 +3,12 @@
 #
 #   SYNCBADGE_BIN=DIR Benchmarks/run.sh [--quick] [--only NAME[,NAME...]] [--base DIR]
 #
-# SYNCBADGE_BIN is a directory holding release `syncbadged`, `syncbadge` and, for the syncthing and
-# git figures, `syncbadge-syncthing` and `syncbadge-git` (default: .build/release in the repository).
+# SYNCBADGE_BIN is a directory holding release `syncbadged`, `syncbadge` and, for the syncthing, git
+# and rclone figures, `syncbadge-syncthing`, `syncbadge-git` and `syncbadge-rclone` (default:
+# .build/release in the repository).
 # Results go to stdout and, as markdown, to $BENCH_OUT (default Benchmarks/results/latest.md). Names for
 # --only: register memory push-latency status-rtt pipelined idle cli-status prompt burst
-# million many-observers list-10k startup syncthing git write-burst. --base DIR: another build's
+# million many-observers list-10k startup syncthing git rclone rclone-queue write-burst. --base DIR: another build's
 # syncbadged (the commit before a change, say), measured beside SYNCBADGE_BIN's in the same rounds
 # by the push-latency and write-burst figures.
 #
@@ -54,7 +55,7 @@ OUT=${BENCH_OUT:-$REPO/Benchmarks/results/latest.md}
 # Tools: command -> Debian package. Installed only when missing (apt-get update first).
 declare -A PKG=([watchman]=watchman [hyperfine]=hyperfine [inotifywait]=inotify-tools
                 [zsh]=zsh [bash]=bash [cc]=gcc [python3]=python3 [awk]=gawk [taskset]=util-linux
-                [syncthing]=syncthing [git]=git)
+                [syncthing]=syncthing [git]=git [rclone]=rclone [fusermount3]=fuse3)
 missing=()
 for cmd in "${!PKG[@]}"; do command -v "$cmd" >/dev/null || missing+=("${PKG[$cmd]}"); done
 if ((${#missing[@]})); then
@@ -95,6 +96,11 @@ cleanup() {
             fi
         done <"$WORK/pids"
     fi
+    # A FUSE mount of the rclone figures whose rclone was killed above: lazily unmounted, or
+    # the removal of $WORK below would stop at it.
+    awk -v w="$WORK/" 'index($5, w) == 1 { print $5 }' /proc/self/mountinfo | while read -r m; do
+        fusermount3 -u -z "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+    done
     if [[ -f $WORK/sysctl-restore ]]; then
         # Put back what we raised, unless someone else changed it meanwhile (it is machine-wide).
         # (Lines are appended on each raise: the last one for a path holds what we set last.)

@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (BenchError, Conn, Ctx, Daemon, Figure, InotifyWait, Watchman, count_wakeups,  # noqa: E402
                     fmt_bytes, fmt_time, median, now, percentile, rss_bytes, settle_rss, thread_cpu, cpu_between, wire)
 from syncbadge import Item, codec, testing  # noqa: E402  (common.py put Clients/python on the path)
+from rclone_bench import fig_rclone, fig_rclone_queue  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -1570,6 +1571,8 @@ FIGURES = [
     (("startup",), fig_startup),
     (("syncthing",), fig_syncthing),
     (("git",), fig_git),
+    (("rclone",), fig_rclone),
+    (("rclone-queue",), fig_rclone_queue),
 ]
 ALL_NAMES = [n for names, _ in FIGURES for n in names]
 
