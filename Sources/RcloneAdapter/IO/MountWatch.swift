@@ -44,8 +44,25 @@ public final class MountWatch: Sendable {
         return String(decoding: out, as: UTF8.self)
     }
 
-    static func table() -> String {
-        (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
+    static func table() -> String { readAll("/proc/self/mountinfo") }
+
+    /// A /proc file read to its end. Not `String(contentsOfFile:)`: Foundation trusts the size
+    /// `stat` gives, 0 for /proc, and stops after one page, so a mount table longer than 4 KB
+    /// (one container or a few snaps) lost the rclone mount near its end, and the adapter
+    /// waited for a mount that was there.
+    static func readAll(_ path: String) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "" }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = read(fd, &buf, buf.count)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            out.append(contentsOf: buf[0..<n])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     public var present: Bool { Self.isRcloneMount(Self.table(), at: mountPoint) }
