@@ -26,6 +26,16 @@ public final class RcloneProvider {
         (Residence.cloud.badge, "Uploaded, in the cloud only", "☁", "C", "36"),
     ]
 
+    /// The image the file managers draw for both badges: the installed default set's `synced`
+    /// one (where syncbadged finds its set, beside this executable: /usr/share/syncbadge/badges).
+    /// Without an image Nautilus, Nemo and Caja drew no emblem at all on a synced file of the
+    /// mount; the glyphs (● and ☁) still tell local from cloud in the terminal clients.
+    static let badgeImage: String? = {
+        let bin = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        let image = bin.deletingLastPathComponent().appendingPathComponent("share/syncbadge/badges/synced.svg").standardizedFileURL.path
+        return FileManager.default.fileExists(atPath: image) ? image : nil
+    }()
+
     let rc: any RcloneRC
     let daemon: SocketBadgeDaemon
     let mountPoint: String
@@ -182,7 +192,9 @@ public final class RcloneProvider {
         do {
             if !badgesDefined {
                 for b in Self.badges {
-                    try daemon.request(.defineBadge(id: b.id, label: b.label, glyph: b.glyph, ascii: b.ascii, color: b.color))
+                    var define = Request.defineBadge(id: b.id, label: b.label, glyph: b.glyph, ascii: b.ascii, color: b.color)
+                    if let image = Self.badgeImage { define.fields.append(.option("image", image)) }
+                    try daemon.request(define)
                 }
                 badgesDefined = true
             }
