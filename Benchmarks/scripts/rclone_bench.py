@@ -159,6 +159,21 @@ def _start_adapter(ctx, d, addr, mnt):
     return proc
 
 
+def _stop(ctx, viewer, adapter, d, standin, m):
+    """The end of a figure, whatever happened (each None when it failed before starting it): the
+    viewer, the adapter, the daemon, the stand-in rc, then rclone, which unmounts."""
+    if viewer:
+        viewer.stop()
+    if adapter:
+        ctx.stop(adapter)
+    if d:
+        d.stop()
+    if standin:
+        ctx.stop(standin)
+    if m:
+        m.stop()
+
+
 def fig_rclone(ctx, only):
     n = 200 if ctx.quick else 1000
     d = proc = m = viewer = None
@@ -189,14 +204,7 @@ def fig_rclone(ctx, only):
     except (OSError, ValueError, KeyError, subprocess.SubprocessError) as e:
         raise BenchError(f"rclone set-up or run: {e!r}")
     finally:
-        if viewer:
-            viewer.stop()
-        if proc:
-            ctx.stop(proc)
-        if d:
-            d.stop()
-        if m:
-            m.stop()
+        _stop(ctx, viewer, proc, d, None, m)
     hz = os.sysconf("SC_CLK_TCK")
     cpu_a, cpu_r = (a1 - a0) / hz * 1000 / n, (r1 - r0) / hz * 1000 / n
     lm, lx = median(lat), max(lat)
@@ -283,16 +291,7 @@ def fig_rclone_queue(ctx, only):
     except (OSError, ValueError, KeyError, subprocess.SubprocessError) as e:
         raise BenchError(f"rclone-queue set-up or run: {e!r}")
     finally:
-        if viewer:
-            viewer.stop()
-        if proc:
-            ctx.stop(proc)
-        if d:
-            d.stop()
-        if standin:
-            ctx.stop(standin)
-        if m:
-            m.stop()
+        _stop(ctx, viewer, proc, d, standin, m)
     lm, lx = median(lat), max(lat)
     return [
         Figure(f"rclone 1.68 path, stand-in rc: vfs/queue emptied → synced pushed, median ({n} files)",
