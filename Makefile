@@ -514,9 +514,14 @@ root:
 # docs/images/dolphin-kf6.png and nautilus-48.png; then the user units under a real systemd in the
 # root booted by systemd-nspawn (Tests/Packaging/booted-units.sh; SYNCBADGE_NO_BOOT=1 skips that
 # on a machine that cannot boot one).
+# Without DIST, after that: issue 39's "as a new user would" (Tests/Packaging/rclone-new-user.sh):
+# this machine's root booted by systemd-nspawn on a throwaway overlay, the packages installed there,
+# a new user's rclone mount and syncbadge-rclone@ unit, a copied file pending, syncing and synced
+# in `syncbadge ls` and in Nautilus, whose window becomes docs/images/rclone-nautilus.png.
 test-package:
 ifeq ($(DIST),)
 	SCRATCH=$(SCRATCH) MAKE="$(MAKE)" Tests/Packaging/test-package.sh
+	$(if $(SYNCBADGE_NO_BOOT),@echo "SYNCBADGE_NO_BOOT: the rclone adapter as a new user has it not tested",$(SUDO) Tests/Packaging/rclone-new-user.sh $(DEB_DIR) docs/images/rclone-nautilus.png)
 else
 	$(MAKE) deb DIST=$(DIST)
 	rm -rf $(SCRATCH)/screenshots-$(DIST) && mkdir -p $(SCRATCH)/screenshots-$(DIST)
