@@ -1,6 +1,7 @@
 #include "connection.h"
 
 #include <QCoreApplication>
+#include <QElapsedTimer>
 #include <QFile>
 
 #include <cstdio>
@@ -12,6 +13,9 @@ namespace {
 constexpr int BackoffFirst = 250;
 constexpr int BackoffMax = 5000;
 constexpr int HelloWait = 2000;
+// How long lines are handled before the event loop gets a turn (a frame is 16 ms; the overlay
+// plugin's redraws may run in the same turn).
+constexpr qint64 SliceNs = 3 * 1000 * 1000;
 }  // namespace
 
 bool debugEnabled()
@@ -44,6 +48,9 @@ Connection::Connection(const QByteArray &role, const QByteArray &name, QObject *
 {
     m_retry.setSingleShot(true);
     connect(&m_retry, &QTimer::timeout, this, &Connection::connectNow);
+    m_drainTimer.setSingleShot(true);
+    m_drainTimer.setInterval(0);
+    connect(&m_drainTimer, &QTimer::timeout, this, &Connection::drain);
     m_helloTimer.setSingleShot(true);
     connect(&m_helloTimer, &QTimer::timeout, this, [this] {
         if (m_socket && !m_ready) {
@@ -117,6 +124,11 @@ void Connection::onError(QLocalSocket::LocalSocketError error)
 
 void Connection::onDisconnected()
 {
+    // What the daemon said before it closed is handled first, as it was read.
+    QByteArray line;
+    while (m_socket && m_buffer.takeLine(&line)) {
+        handle(line);
+    }
     lost(QStringLiteral("the daemon closed the connection"));
 }
 
@@ -134,6 +146,7 @@ void Connection::lost(const QString &reason)
     const bool wasReady = m_ready;
     m_ready = false;
     m_buffer.clear();
+    m_drainTimer.stop();
     // Every request still waiting learns that no answer comes.
     const QVector<int> order = m_order;
     QHash<int, Pending> pending;
@@ -168,19 +181,34 @@ void Connection::lost(const QString &reason)
 
 void Connection::onReadyRead()
 {
-    // Lines are handled one by one: a handler may send (and so write to) the socket, or the
-    // connection may be lost while handling one.
-    while (m_socket) {
-        const QByteArray data = m_socket->readAll();
-        if (data.isEmpty()) {
-            return;
-        }
-        const QVector<QByteArray> lines = m_buffer.feed(data);
-        for (const QByteArray &line : lines) {
-            if (!m_socket) {
-                return;
+    if (!m_socket) {
+        return;
+    }
+    const QByteArray data = m_socket->readAll();
+    if (data.isEmpty()) {
+        return;
+    }
+    m_buffer.append(data);
+    if (!m_drainTimer.isActive()) {
+        drain();
+    }
+}
+
+void Connection::drain()
+{
+    // Lines are handled one by one, in order: a handler may send (and so write to) the socket, or
+    // the connection may be lost while handling one (lost() drops the rest).
+    QElapsedTimer slice;
+    slice.start();
+    QByteArray line;
+    while (m_socket && m_buffer.takeLine(&line)) {
+        handle(line);
+        if (slice.nsecsElapsed() >= SliceNs) {
+            // The rest in the next turn of the event loop (a line may be there, or not yet).
+            if (m_socket) {
+                m_drainTimer.start();
             }
-            handle(line);
+            return;
         }
     }
 }
@@ -208,7 +236,12 @@ void Connection::handle(const QByteArray &line)
         return;
     }
     if (!m.isFinal()) {
-        it->reply.lines.append(m);
+        if (it->onLine) {
+            const LineCallback onLine = it->onLine;   // it may send, and so change m_pending
+            onLine(m);
+        } else {
+            it->reply.lines.append(m);
+        }
         return;
     }
     Pending p = *it;
@@ -245,7 +278,8 @@ void Connection::handle(const QByteArray &line)
     }
 }
 
-int Connection::send(const QByteArray &verb, const QVector<QByteArray> &fields, const Options &options, Callback callback)
+int Connection::send(const QByteArray &verb, const QVector<QByteArray> &fields, const Options &options, Callback callback,
+                     LineCallback onLine)
 {
     if (!m_ready || !m_socket) {
         return 0;
@@ -253,6 +287,7 @@ int Connection::send(const QByteArray &verb, const QVector<QByteArray> &fields, 
     const int tag = m_nextTag++;
     Pending p;
     p.callback = std::move(callback);
+    p.onLine = std::move(onLine);
     m_pending.insert(tag, p);
     m_order.append(tag);
     m_socket->write(formatLine(QByteArray::number(tag), verb, fields, options));

@@ -26,6 +26,9 @@ struct Reply {
     QString code() const { return final.kind == "CLOSED" ? QStringLiteral("closed") : final.code(); }
 };
 using Callback = std::function<void(const Reply &)>;
+// A data line of an answer, as it arrives (the final line still goes to the Callback, with no
+// lines in its Reply): a listing of 20,000 entries need not be held and taken in one go.
+using LineCallback = std::function<void(const Message &)>;
 
 class Connection : public QObject {
     Q_OBJECT
@@ -49,7 +52,8 @@ public:
 
     // Sends a request once HELLO was answered; returns its tag number, or 0 when not ready.
     // The answer comes to `callback` from the event loop: nothing here waits for the daemon.
-    int send(const QByteArray &verb, const QVector<QByteArray> &fields, const Options &options = {}, Callback callback = {});
+    int send(const QByteArray &verb, const QVector<QByteArray> &fields, const Options &options = {}, Callback callback = {},
+             LineCallback onLine = {});
 
 Q_SIGNALS:
     // HELLO was answered; `newEpoch`: another daemon than before (or the first).
@@ -68,10 +72,12 @@ private:
     void onDisconnected();
     void lost(const QString &reason);
     void handle(const QByteArray &line);
+    void drain();
 
     struct Pending {
         Reply reply;
         Callback callback;
+        LineCallback onLine;
     };
 
     QByteArray m_role;
@@ -79,6 +85,9 @@ private:
     QByteArray m_path;
     QLocalSocket *m_socket = nullptr;
     LineBuffer m_buffer;
+    // m_buffer holds what was read and not handled yet: a burst (20,000 pushes of a flip) is
+    // handled in slices of the event loop, so that the window is redrawn in between.
+    QTimer m_drainTimer;
     QHash<int, Pending> m_pending;
     QVector<int> m_order;       // tags awaiting an answer, oldest first
     int m_nextTag = 1;

@@ -270,25 +270,47 @@ QByteArray formatLine(const QByteArray &head, const QByteArray &word, const QVec
 
 QVector<QByteArray> LineBuffer::feed(const QByteArray &data)
 {
+    append(data);
     QVector<QByteArray> lines;
+    QByteArray line;
+    while (takeLine(&line)) {
+        lines.append(line);
+    }
+    return lines;
+}
+
+void LineBuffer::append(const QByteArray &data)
+{
+    // What was taken goes before more comes (one move of the rest, not one per line).
+    if (m_at > 0) {
+        m_pending.remove(0, m_at);
+        m_at = 0;
+    }
     m_pending += data;
-    int start = 0;
+}
+
+bool LineBuffer::takeLine(QByteArray *line)
+{
     for (;;) {
-        const int lf = m_pending.indexOf('\n', start);
+        const int lf = m_pending.indexOf('\n', m_at);
         if (lf < 0) {
-            break;
+            if (m_at == m_pending.size()) {
+                m_pending.clear();
+                m_at = 0;
+            }
+            return false;
         }
         int end = lf;
-        if (end > start && m_pending[end - 1] == '\r') {
+        if (end > m_at && m_pending[end - 1] == '\r') {
             --end;
         }
+        const int start = m_at;
+        m_at = lf + 1;
         if (end > start) {
-            lines.append(m_pending.mid(start, end - start));
+            *line = m_pending.mid(start, end - start);
+            return true;
         }
-        start = lf + 1;
     }
-    m_pending.remove(0, start);
-    return lines;
 }
 
 QByteArray socketPath(const std::optional<QByteArray> &explicitPath, const std::function<std::optional<QByteArray>(const char *)> &env,

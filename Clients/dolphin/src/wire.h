@@ -54,14 +54,25 @@ QByteArray formatLine(const QByteArray &head, const QByteArray &word, const QVec
                       const Options &options = {});
 
 // Splits a byte stream into lines: LF ends one, a CR before it goes, empty lines are skipped.
+// feed() takes every whole line at once; append() and takeLine() one at a time, so that a
+// megabyte read in one go is not split into 10,000 lines in one go.
 class LineBuffer {
 public:
     QVector<QByteArray> feed(const QByteArray &data);
-    void clear() { m_pending.clear(); }
-    int pendingSize() const { return m_pending.size(); }
+    void append(const QByteArray &data);
+    // The next whole line into *line; false when there is none (yet).
+    bool takeLine(QByteArray *line);
+    void clear()
+    {
+        m_pending.clear();
+        m_at = 0;
+    }
+    // Bytes held and not taken as lines yet.
+    int pendingSize() const { return m_pending.size() - m_at; }
 
 private:
     QByteArray m_pending;
+    int m_at = 0;   // m_pending before this offset is taken
 };
 
 // The socket path (PROTOCOL.md "Transport"): the explicit path unless empty, $SYNCBADGE_SOCKET
