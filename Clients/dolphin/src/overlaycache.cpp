@@ -51,11 +51,11 @@ QStringList OverlayCache::overlays(const QByteArray &dir, const QByteArray &name
     if (d == m_dirs.constEnd()) {
         return {};
     }
-    const auto item = d->items.constFind(name);
-    if (item == d->items.constEnd()) {
+    const auto entry = d->items.constFind(name);
+    if (entry == d->items.constEnd()) {
         return {};
     }
-    const QString emblem = emblemFor(*item);
+    const QString emblem = emblemFor(entry->item);
     return emblem.isEmpty() ? QStringList() : QStringList{emblem};
 }
 
@@ -77,6 +77,7 @@ QStringList OverlayCache::ask(const QByteArray &dir, const QString &alias, const
         touch(dir);
     }
     d->aliases.insert(alias);
+    d->shown.insert(name);
     if (ready && !d->asked) {
         d->asked = true;
         actions.observe.append(dir);
@@ -86,30 +87,64 @@ QStringList OverlayCache::ask(const QByteArray &dir, const QString &alias, const
 
 OverlayCache::Changes OverlayCache::listed(const QByteArray &dir, const QVector<Item> &items)
 {
+    listingStarts(dir);
+    Changes changes;
+    for (const Item &item : items) {
+        changes += listedItem(dir, item);
+    }
+    changes += listingEnds(dir);
+    return changes;
+}
+
+void OverlayCache::listingStarts(const QByteArray &dir)
+{
+    auto d = m_dirs.find(dir);
+    if (d != m_dirs.end()) {
+        ++d->listing;
+    }
+}
+
+OverlayCache::Changes OverlayCache::listedItem(const QByteArray &dir, const Item &item)
+{
+    Changes changes;
+    auto d = m_dirs.find(dir);
+    QByteArray name;
+    if (d == m_dirs.end() || parentOf(item.path, &name) != dir) {
+        return changes;
+    }
+    auto old = d->items.find(name);
+    if (old == d->items.end()) {
+        if (!emblemFor(item).isEmpty() && d->shown.contains(name)) {
+            changes.append({dir, name});
+        }
+        d->items.insert(name, Entry{item, d->listing});
+        return changes;
+    }
+    if (emblemFor(old->item) != emblemFor(item) && d->shown.contains(name)) {
+        changes.append({dir, name});
+    }
+    old->item = item;
+    old->listing = d->listing;
+    return changes;
+}
+
+OverlayCache::Changes OverlayCache::listingEnds(const QByteArray &dir)
+{
     Changes changes;
     auto d = m_dirs.find(dir);
     if (d == m_dirs.end()) {
         return changes;
     }
-    QHash<QByteArray, Item> fresh;
-    for (const Item &item : items) {
-        QByteArray name;
-        if (parentOf(item.path, &name) == dir) {
-            fresh.insert(name, item);
+    for (auto it = d->items.begin(); it != d->items.end();) {
+        if (it->listing == d->listing) {
+            ++it;
+            continue;
         }
-    }
-    for (auto it = fresh.constBegin(); it != fresh.constEnd(); ++it) {
-        const auto old = d->items.constFind(it.key());
-        if (old == d->items.constEnd() ? !emblemFor(*it).isEmpty() : emblemFor(*old) != emblemFor(*it)) {
+        if (!emblemFor(it->item).isEmpty() && d->shown.contains(it.key())) {
             changes.append({dir, it.key()});
         }
+        it = d->items.erase(it);
     }
-    for (auto it = d->items.constBegin(); it != d->items.constEnd(); ++it) {
-        if (!fresh.contains(it.key()) && !emblemFor(*it).isEmpty()) {
-            changes.append({dir, it.key()});
-        }
-    }
-    d->items = fresh;
     d->listed = true;
     d->outside = false;
     d->retries = 0;
@@ -158,10 +193,15 @@ OverlayCache::Changes OverlayCache::pushItem(const Item &item, Actions &actions)
     if (d == m_dirs.end() || !d->listed) {
         return changes;
     }
-    const auto old = d->items.constFind(name);
-    const bool differs = old == d->items.constEnd() ? !emblemFor(item).isEmpty() : emblemFor(*old) != emblemFor(item);
-    d->items.insert(name, item);
-    if (differs) {
+    auto old = d->items.find(name);
+    const bool differs = old == d->items.end() ? !emblemFor(item).isEmpty() : emblemFor(old->item) != emblemFor(item);
+    if (old == d->items.end()) {
+        // Named by no listing: a listing under way is a later picture, in which it is gone.
+        d->items.insert(name, Entry{item, 0});
+    } else {
+        old->item = item;   // in place: a flip of 20,000 entries allocates no node
+    }
+    if (differs && d->shown.contains(name)) {
         changes.append({dir, name});
     }
     return changes;
@@ -176,7 +216,7 @@ OverlayCache::Changes OverlayCache::pushGone(const QByteArray &path)
     if (d != m_dirs.end()) {
         const auto old = d->items.constFind(name);
         if (old != d->items.constEnd()) {
-            if (!emblemFor(*old).isEmpty()) {
+            if (!emblemFor(old->item).isEmpty() && d->shown.contains(name)) {
                 changes.append({dir, name});
             }
             d->items.erase(old);
@@ -205,7 +245,7 @@ OverlayCache::Changes OverlayCache::pushRoot(const QByteArray &root, bool remove
         }
         if (removed) {
             for (auto it = d->items.constBegin(); it != d->items.constEnd(); ++it) {
-                if (!emblemFor(*it).isEmpty()) {
+                if (!emblemFor(it->item).isEmpty() && d->shown.contains(it.key())) {
                     changes.append({d.key(), it.key()});
                 }
             }
@@ -242,7 +282,7 @@ OverlayCache::Changes OverlayCache::disconnected()
     Changes changes;
     for (auto d = m_dirs.begin(); d != m_dirs.end(); ++d) {
         for (auto it = d->items.constBegin(); it != d->items.constEnd(); ++it) {
-            if (!emblemFor(*it).isEmpty()) {
+            if (!emblemFor(it->item).isEmpty() && d->shown.contains(it.key())) {
                 changes.append({d.key(), it.key()});
             }
         }
@@ -258,7 +298,7 @@ OverlayCache::Changes OverlayCache::showing(const QString &badge) const
     Changes changes;
     for (auto d = m_dirs.constBegin(); d != m_dirs.constEnd(); ++d) {
         for (auto it = d->items.constBegin(); it != d->items.constEnd(); ++it) {
-            if (it->badge == badge && !emblemFor(*it).isEmpty()) {
+            if (it->item.badge == badge && !emblemFor(it->item).isEmpty() && d->shown.contains(it.key())) {
                 changes.append({d.key(), it.key()});
             }
         }

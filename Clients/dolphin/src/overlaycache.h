@@ -1,6 +1,9 @@
 // The overlay plugin's cache, as pure logic: which directories are observed (least recently
 // asked ones dropped past a cap), what the daemon said of their entries, and, for each event,
-// which entries' emblems changed and what to send. No socket and no Qt event loop here, so the
+// which entries' emblems changed and what to send. Only entries Dolphin asked about are
+// reported changed: Dolphin asks about the rest when it lays them out (a few pages around the
+// view, ~600 of a folder of 20,000), and an emblem it never drew need not be redrawn. No socket
+// and no Qt event loop here, so the
 // tests drive it event by event (tests/test_cache.cpp); overlayplugin.cpp does the I/O.
 #pragma once
 
@@ -37,6 +40,13 @@ public:
 
     // OBSERVE (or LIST after a RESET) answered OK with these entries.
     Changes listed(const QByteArray &dir, const QVector<Item> &items);
+    // The same as the answer's lines arrive, one at a time: a listing of 20,000 entries is taken
+    // in slices of the event loop (the connection's), and entries are updated in place, so no
+    // table of the whole directory is built and freed in one go.
+    void listingStarts(const QByteArray &dir);
+    Changes listedItem(const QByteArray &dir, const Item &item);
+    // The answer ended OK: entries the listing did not name are gone.
+    Changes listingEnds(const QByteArray &dir);
     // OBSERVE answered ERR `code`: no badges there. Returns the delay in ms after which to ask
     // again (a directory made a moment ago that the daemon has not indexed yet), or -1.
     int refused(const QByteArray &dir, const QString &code);
@@ -65,8 +75,14 @@ public:
     static const QVector<int> &retryDelays();
 
 private:
+    struct Entry {
+        Item item;
+        quint32 listing = 0;   // the listing that last named it
+    };
     struct Dir {
-        QHash<QByteArray, Item> items;
+        QHash<QByteArray, Entry> items;
+        quint32 listing = 0;   // the listing under way or last done
+        QSet<QByteArray> shown;   // the names Dolphin asked about: the only ones it draws from us
         QSet<QString> aliases;
         bool listed = false;   // OBSERVE answered OK on this connection
         bool asked = false;    // OBSERVE sent on this connection

@@ -2,6 +2,7 @@
 
 #include "emblems.h"
 
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QTimer>
@@ -11,17 +12,9 @@ using namespace SyncBadge;
 
 namespace {
 constexpr int MaxDirs = 64;  // directories observed at once (least recently asked ones go)
-
-QVector<Item> itemsOf(const Reply &reply)
-{
-    QVector<Item> items;
-    for (const Message &line : reply.lines) {
-        if (const auto item = Item::fromMessage(line)) {
-            items.append(*item);
-        }
-    }
-    return items;
-}
+// How long one slice of overlaysChanged may take before Dolphin's event loop gets a turn (it
+// redraws in between): a frame is 16 ms, and the socket's own slice may run in the same turn.
+constexpr qint64 EmitSliceNs = 3 * 1000 * 1000;
 }  // namespace
 
 SyncBadgeOverlayPlugin::SyncBadgeOverlayPlugin(QObject *parent)
@@ -32,6 +25,9 @@ SyncBadgeOverlayPlugin::SyncBadgeOverlayPlugin(QObject *parent)
     connect(&m_conn, &Connection::hello, this, &SyncBadgeOverlayPlugin::onHello);
     connect(&m_conn, &Connection::push, this, &SyncBadgeOverlayPlugin::onPush);
     connect(&m_conn, &Connection::closed, this, &SyncBadgeOverlayPlugin::onClosed);
+    m_emitTimer.setSingleShot(true);
+    m_emitTimer.setInterval(0);
+    connect(&m_emitTimer, &QTimer::timeout, this, &SyncBadgeOverlayPlugin::emitChanged);
     m_conn.start();
 }
 
@@ -92,14 +88,14 @@ void SyncBadgeOverlayPlugin::run(const OverlayCache::Actions &actions)
 
 void SyncBadgeOverlayPlugin::observe(const QByteArray &dir)
 {
+    m_cache.listingStarts(dir);
     m_conn.send("OBSERVE", {dir}, {}, [this, dir](const Reply &reply) {
         if (reply.final.kind == "CLOSED") {
             return;
         }
         if (reply.ok()) {
-            const QVector<Item> items = itemsOf(reply);
-            debug(QStringLiteral("observing %1 (%2 entries)").arg(QFile::decodeName(dir)).arg(items.size()));
-            changed(m_cache.listed(dir, items));
+            debug(QStringLiteral("observing %1 (%2 entries)").arg(QFile::decodeName(dir), reply.final.opt("count")));
+            changed(m_cache.listingEnds(dir));
             return;
         }
         // Outside every root, not a directory, or not indexed yet: no badges there.
@@ -112,12 +108,44 @@ void SyncBadgeOverlayPlugin::observe(const QByteArray &dir)
                 }
             });
         }
-    });
+    }, [this, dir](const Message &line) { listedLine(dir, line); });
+}
+
+void SyncBadgeOverlayPlugin::listedLine(const QByteArray &dir, const Message &line)
+{
+    if (const auto item = Item::fromMessage(line)) {
+        changed(m_cache.listedItem(dir, *item));
+    }
 }
 
 void SyncBadgeOverlayPlugin::changed(const OverlayCache::Changes &changes)
 {
+    // Queued, once per entry until told: what Dolphin is told is the cache at that time, so an
+    // entry that changes twice before then is redrawn once.
     for (const auto &c : changes) {
+        QByteArray key = c.dir;
+        key += '/';
+        key += c.name;
+        if (!m_dirtySet.contains(key)) {
+            m_dirtySet.insert(key);
+            m_dirty.append(c);
+        }
+    }
+    if (m_dirtyAt < m_dirty.size() && !m_emitTimer.isActive()) {
+        m_emitTimer.start();
+    }
+}
+
+void SyncBadgeOverlayPlugin::emitChanged()
+{
+    QElapsedTimer slice;
+    slice.start();
+    while (m_dirtyAt < m_dirty.size()) {
+        const OverlayCache::Changed c = m_dirty.at(m_dirtyAt++);
+        QByteArray key = c.dir;
+        key += '/';
+        key += c.name;
+        m_dirtySet.remove(key);
         const QStringList overlays = icons(m_cache.overlays(c.dir, c.name));
         const QString name = QFile::decodeName(c.name);
         for (const QString &alias : m_cache.aliases(c.dir)) {
@@ -127,6 +155,15 @@ void SyncBadgeOverlayPlugin::changed(const OverlayCache::Changes &changes)
             }
             Q_EMIT overlaysChanged(QUrl::fromLocalFile(path), overlays);
         }
+        if (slice.nsecsElapsed() >= EmitSliceNs) {
+            break;
+        }
+    }
+    if (m_dirtyAt < m_dirty.size()) {
+        m_emitTimer.start();   // the rest in the next turn of the event loop
+    } else {
+        m_dirty.clear();
+        m_dirtyAt = 0;
     }
 }
 
@@ -159,11 +196,12 @@ void SyncBadgeOverlayPlugin::onPush(const Message &m)
     } else if (m.kind == "RESET" && !m.fields.isEmpty()) {
         const QByteArray dir = m.fields[0];
         if (m_cache.pushReset(dir)) {
+            m_cache.listingStarts(dir);
             m_conn.send("LIST", {dir}, {}, [this, dir](const Reply &reply) {
                 if (reply.ok()) {
-                    changed(m_cache.listed(dir, itemsOf(reply)));
+                    changed(m_cache.listingEnds(dir));
                 }
-            });
+            }, [this, dir](const Message &line) { listedLine(dir, line); });
         }
     } else if (m.kind == "ROOT" && !m.fields.isEmpty()) {
         const auto changes = m_cache.pushRoot(m.fields[0], m.arg(1) == QLatin1String("removed"), m.has("scanning"), m_conn.ready(), actions);

@@ -30,6 +30,7 @@ private Q_SLOTS:
         OverlayCache::Actions again;
         cache.ask("/r", QStringLiteral("/r"), "b", true, again);
         QVERIFY(again.observe.isEmpty());   // once per directory
+        cache.ask("/r", QStringLiteral("/r"), "c", true, again);
         const auto changes = cache.listed("/r", {item("/r/a", "synced"), item("/r/b", "unknown"), item("/r/c", "error")});
         QCOMPARE(changes.size(), 2);        // a and c show emblems now; unknown shows none
         QVERIFY(changes.contains(Changed{"/r", "a"}) && changes.contains(Changed{"/r", "c"}));
@@ -76,6 +77,7 @@ private Q_SLOTS:
         OverlayCache cache;
         OverlayCache::Actions a;
         cache.ask("/r", QStringLiteral("/r"), "a", true, a);
+        cache.ask("/r", QStringLiteral("/r"), "b", true, a);
         cache.listed("/r", {item("/r/a", "syncing"), item("/r/b", "synced")});
         auto s = item("/r/a", "syncing");
         s.progress = 50;   // the same emblem: nothing to redraw
@@ -87,6 +89,46 @@ private Q_SLOTS:
         QVERIFY(cache.pushItem(item("/other/x", "error"), a).isEmpty());   // not observed here
         QCOMPARE(cache.pushGone("/r/a"), (OverlayCache::Changes{{"/r", "a"}}));
         QVERIFY(cache.overlays("/r", "a").isEmpty());
+    }
+
+    void onlyWhatDolphinAskedAboutIsRedrawn()
+    {
+        // Dolphin lays out (and asks about) a few pages of a big folder; the rest it asks about
+        // when it shows them, and gets the cache's answer then.
+        OverlayCache cache;
+        OverlayCache::Actions a;
+        cache.ask("/r", QStringLiteral("/r"), "a", true, a);
+        QCOMPARE(cache.listed("/r", {item("/r/a", "synced"), item("/r/b", "synced")}), (OverlayCache::Changes{{"/r", "a"}}));
+        QCOMPARE(cache.pushItem(item("/r/a", "syncing"), a), (OverlayCache::Changes{{"/r", "a"}}));
+        QVERIFY(cache.pushItem(item("/r/b", "syncing"), a).isEmpty());
+        QCOMPARE(cache.ask("/r", QStringLiteral("/r"), "b", true, a), QStringList{QStringLiteral("emblem-syncbadge-syncing")});
+        QCOMPARE(cache.pushItem(item("/r/b", "error"), a), (OverlayCache::Changes{{"/r", "b"}}));
+        QVERIFY(cache.pushGone("/r/c").isEmpty());
+        QCOMPARE(cache.pushGone("/r/b"), (OverlayCache::Changes{{"/r", "b"}}));
+        // Still asked about: made again under that name, it is redrawn when it changes.
+        cache.pushItem(item("/r/b", "synced"), a);
+        QCOMPARE(cache.pushItem(item("/r/b", "error"), a), (OverlayCache::Changes{{"/r", "b"}}));
+        QCOMPARE(cache.disconnected().size(), 2);
+    }
+
+    void aListingTakenLineByLineDropsWhatItDidNotName()
+    {
+        OverlayCache cache;
+        OverlayCache::Actions a;
+        cache.ask("/r", QStringLiteral("/r"), "a", true, a);
+        cache.ask("/r", QStringLiteral("/r"), "b", true, a);
+        cache.ask("/r", QStringLiteral("/r"), "c", true, a);
+        cache.listed("/r", {item("/r/a", "synced"), item("/r/b", "synced")});
+        // * RESET /r, then LIST /r: its lines come one by one, pushes before them are older.
+        cache.listingStarts("/r");
+        QVERIFY(cache.pushItem(item("/r/c", "error"), a).size() == 1);
+        QVERIFY(cache.listedItem("/r", item("/r/a", "synced")).isEmpty());
+        QCOMPARE(cache.listedItem("/r", item("/r/b", "syncing")), (OverlayCache::Changes{{"/r", "b"}}));
+        QVERIFY(cache.listedItem("/elsewhere", item("/elsewhere/x", "synced")).isEmpty());
+        QCOMPARE(cache.listingEnds("/r"), (OverlayCache::Changes{{"/r", "c"}}));   // gone by then
+        QCOMPARE(cache.overlays("/r", "b"), QStringList{QStringLiteral("emblem-syncbadge-syncing")});
+        QVERIFY(cache.overlays("/r", "c").isEmpty());
+        QCOMPARE(cache.overlays("/r", "a"), QStringList{QStringLiteral("emblem-syncbadge-synced")});
     }
 
     void aNewDaemonDropsEverythingAndObservesAgain()
