@@ -22,6 +22,16 @@ import Testing
         #expect(m.changed() == .poll)
     }
 
+    @Test func pollsMoreOftenWithThePerFileQueue() {
+        var m = PollMachine()
+        m.perFileQueue = true
+        _ = m.mounted()
+        #expect(m.polled(busy: true) == .pollAfter(PollMachine.queueInterval))
+        #expect(m.timerFired() == .poll)
+        // Failed uploads wait for rclone's own retry, queue or not.
+        #expect(m.polled(busy: true, onlyRetries: true) == .pollAfter(PollMachine.retryInterval))
+    }
+
     @Test func aChangeDuringARoundAsksAgain() {
         var m = PollMachine()
         _ = m.mounted()

@@ -242,6 +242,7 @@ public final class RcloneProvider {
         if hasQueue == nil {
             let q = try await rc.queue()
             hasQueue = q != nil
+            machine.perFileQueue = q != nil
             logger.info(q != nil ? "rclone has vfs/queue: per-file queue, and Upload now" : "rclone has no vfs/queue (before 1.68): the cache's metadata tells what waits for upload")
         }
         let queue = hasQueue == true ? try await rc.queue()?.queue : nil

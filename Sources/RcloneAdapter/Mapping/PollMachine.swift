@@ -28,12 +28,19 @@ public struct PollMachine: Sendable, Equatable {
         case unclaim
     }
 
-    /// While uploads run: often enough for progress, and for `synced` soon after rclone ends.
+    /// While uploads run: often enough for progress, and for `synced` soon after rclone ends
+    /// (within 1 s on rclone before 1.68, where a round also reads the cache's metadata).
     public static let busyInterval = Duration.milliseconds(250)
+    /// The same with `vfs/queue` (1.68 and later), where a finished upload leaves the queue and
+    /// the next round marks it synced: half the 200 ms that may pass from rclone finishing to
+    /// `synced`, the other half left for the round itself.
+    public static let queueInterval = Duration.milliseconds(100)
     /// While only failed uploads wait for rclone's own retry.
     public static let retryInterval = Duration.seconds(2)
 
     public private(set) var state: State = .unmounted
+    /// Whether rclone answers `vfs/queue`: rounds are cheaper and come more often then.
+    public var perFileQueue = false
 
     public init() {}
 
@@ -91,7 +98,7 @@ public struct PollMachine: Sendable, Equatable {
             return .none
         }
         state = .waiting
-        return .pollAfter(onlyRetries ? Self.retryInterval : Self.busyInterval)
+        return .pollAfter(onlyRetries ? Self.retryInterval : perFileQueue ? Self.queueInterval : Self.busyInterval)
     }
 
     /// A round failed: rc did not answer.
