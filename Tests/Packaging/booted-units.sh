@@ -12,61 +12,21 @@ dist=${1:?usage: booted-units.sh DIST DEB_DIR}
 debs=$(cd "$repo" && realpath "${2:?usage: booted-units.sh DIST DEB_DIR}")
 root=$("$here/debian-root.sh" "$dist") || exit 1
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "PASS $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL $*"; }
+. "$here/booted.sh"
 finish() { echo; echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit; }
 
 log=$(mktemp /tmp/syncbadge-booted.XXXXXX)
-nspawn=
 cleanup() {
-  if [ -n "$nspawn" ] && kill -0 "$nspawn" 2> /dev/null; then
-    kill -TERM "$nspawn" 2> /dev/null   # nspawn asks the container's systemd to power off
-    for _ in $(seq 100); do kill -0 "$nspawn" 2> /dev/null || break; sleep 0.1; done
-    kill -KILL "$nspawn" 2> /dev/null
-  fi
+  boot_stop
   rm -f "$log"
 }
 trap cleanup EXIT
 
-# --keep-unit --register=no: this machine's PID 1 is not systemd, so nspawn can neither make a
-# scope unit nor register with machined; it runs in the caller's cgroup.
 systemd-nspawn -D "$root" --volatile=overlay --register=no --keep-unit -M "sbpkg-$$" -b \
   --console=passive --bind-ro="$debs:/mnt/debs" > "$log" 2>&1 &
 nspawn=$!
-init=
-for _ in $(seq 300); do
-  init=$(pgrep -P "$nspawn" | head -1)
-  [ -n "$init" ] && break
-  kill -0 "$nspawn" 2> /dev/null || break
-  sleep 0.1
-done
-if [ -z "$init" ]; then
-  echo "booted-units.sh: systemd-nspawn could not boot the $dist root here:" >&2
-  sed 's/^/    /' "$log" >&2
-  exit 2
-fi
-inside() { nsenter -t "$init" -a "$@"; }
+boot_wait booted-units.sh "$log"
 as_user() { inside runuser -u sbpkg -- env XDG_RUNTIME_DIR=/run/user/4242 "$@"; }
-check() {
-  local name=$1; shift
-  local out
-  if out=$("$@" 2>&1); then pass "$name"; else fail "$name"; echo "$out" | sed 's/^/    /' | tail -20; fi
-}
-
-# Booted: the system bus is up and systemd says where it is (running, or degraded for a unit
-# this kind of container cannot run).
-state=
-for _ in $(seq 600); do
-  state=$(inside systemctl is-system-running 2> /dev/null)
-  case $state in running | degraded) break ;; esac
-  sleep 0.1
-done
-echo "the container's systemd: $(inside systemctl --version | head -1), $state"
-[ "$state" = degraded ] && inside systemctl --failed --no-legend --plain | sed 's/^/    failed unit: /'
-
-check "systemd is PID 1 in the booted $dist root" bash -c "[ \"\$(nsenter -t $init -a cat /proc/1/comm)\" = systemd ]"
 if ! inside bash -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq /mnt/debs/*.deb' > /dev/null 2>&1; then
   fail "apt-get install of the packages in the booted root"
   finish

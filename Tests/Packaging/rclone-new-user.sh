@@ -37,21 +37,15 @@ for p in syncbadge syncbadge-rclone python3-syncbadge nautilus-syncbadge; do
   pkgs+=("/mnt/debs/$(basename "$deb")")
 done
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "PASS $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL $*"; }
+. "$here/booted.sh"
 
 work=$(mktemp -d /tmp/syncbadge-rclone-user.XXXXXX)
 mkdir -p "$work/merged" "$work/layer" "$work/out"
 chmod 777 "$work/out"
-nspawn=
-init=
 USER_NAME=sbnew
 USER_ID=4343
 H=/home/$USER_NAME
 MNT=$H/cloud
-inside() { nsenter -t "$init" -a "$@"; }
 as_user() { inside runuser -u "$USER_NAME" -- env XDG_RUNTIME_DIR=/run/user/$USER_ID "$@"; }
 
 cleanup() {
@@ -61,12 +55,7 @@ cleanup() {
     for _ in $(seq 50); do inside grep -qE " $MNT [^ ]+ .* - fuse.rclone " /proc/self/mountinfo 2> /dev/null || break; sleep 0.1; done
     inside fusermount3 -u -z "$MNT" 2> /dev/null
   fi
-  if [ -n "$nspawn" ] && kill -0 "$nspawn" 2> /dev/null; then
-    kill -TERM "$nspawn" 2> /dev/null   # nspawn asks the container's systemd to power off
-    for _ in $(seq 150); do kill -0 "$nspawn" 2> /dev/null || break; sleep 0.1; done
-    kill -KILL "$nspawn" 2> /dev/null
-    wait "$nspawn" 2> /dev/null
-  fi
+  boot_stop
   # The overlay and its tmpfs were mounted only in nspawn's mount namespace, gone with it.
   if [ -n "${SYNCBADGE_RCLONE_ARTIFACTS:-}" ]; then
     mkdir -p "$SYNCBADGE_RCLONE_ARTIFACTS" && cp "$work"/out/*.log "$work"/out/*.jsonl "$work"/out/*.png "$work"/out/*.err "$work"/out/threads.log "$work"/*.log "$SYNCBADGE_RCLONE_ARTIFACTS"/ 2> /dev/null
@@ -89,18 +78,6 @@ finish() {
   [ "$failed" -eq 0 ]
   exit
 }
-# wait_for TENTHS COMMAND...: true once COMMAND succeeds, false when the deadline passes first.
-wait_for() {
-  local tenths=$1 _; shift
-  for _ in $(seq "$tenths"); do "$@" > /dev/null 2>&1 && return 0; sleep 0.1; done
-  "$@" > /dev/null 2>&1
-}
-check() {
-  local name=$1; shift
-  local out
-  if out=$("$@" 2>&1); then pass "$name"; else fail "$name"; echo "$out" | sed 's/^/    /' | tail -20; return 1; fi
-}
-
 # dpkg_idle: no apt or dpkg runs on the host now (their locks are free: tried, never kept) and
 # none was left half done.
 dpkg_idle() {
@@ -147,26 +124,7 @@ unshare --mount --propagation private bash -c '
     --bind="$work/out:/mnt/out" systemd.firstboot=off
 ' boot "$work" "$debs" "sbrclone-$$" > "$work/nspawn.log" 2>&1 &
 nspawn=$!
-for _ in $(seq 300); do
-  init=$(pgrep -P "$nspawn" -x systemd | head -1)
-  [ -n "$init" ] && break
-  kill -0 "$nspawn" 2> /dev/null || break
-  sleep 0.1
-done
-if [ -z "$init" ]; then
-  echo "rclone-new-user.sh: systemd-nspawn could not boot this machine's root:" >&2
-  sed 's/^/    /' "$work/nspawn.log" >&2
-  exit 2
-fi
-state=
-for _ in $(seq 600); do
-  state=$(inside systemctl is-system-running 2> /dev/null)
-  case $state in running | degraded) break ;; esac
-  sleep 0.1
-done
-echo "the container's systemd: $(inside systemctl --version | head -1), $state; $(inside sh -c '. /etc/os-release; echo $PRETTY_NAME')"
-[ "$state" = degraded ] && inside systemctl --failed --no-legend --plain | sed 's/^/    failed unit: /'
-check "systemd is PID 1 in the booted container" bash -c "[ \"\$(nsenter -t $init -a cat /proc/1/comm)\" = systemd ]"
+boot_wait rclone-new-user.sh "$work/nspawn.log"
 
 # 2. The packages, as a user installs them.
 if ! inside env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" > "$work/apt.log" 2>&1; then
