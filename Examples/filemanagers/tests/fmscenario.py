@@ -9,6 +9,7 @@ run_scenario, make_root, session_env, start_before_daemon, engine_with_every_sta
 wait_every_state, live_changes, ... restart_daemon.
 """
 
+import atexit
 import os
 import re
 import shutil
@@ -77,6 +78,22 @@ def install_user(share=None, **make_vars):
 CHANGED = ["synced", "syncing", "synced", "conflict", "pending", "ignored", "cloud"]
 AFTER_RESTART = ["synced", "syncing", "synced", "conflict", "synced", "ignored", "cloud"]
 EVERY = ["synced", "syncing", "error", "conflict", "pending", "ignored", "cloud"]
+
+
+# Where a failing run's screenshots and logs go, and the file managers skipped on purpose.
+ARTIFACTS = os.environ.get("SYNCBADGE_FM_ARTIFACTS") or "/tmp/syncbadge-fm-artifacts"
+SKIP = set(s for s in os.environ.get("SYNCBADGE_FM_SKIP", "").split(",") if s)
+_SHARE = []
+
+
+def set_up_module():
+    """setUpModule of a GTK file manager test module: a screen and the daemon, and the data
+    directory of `make install-user`, made once per process (removed at exit)."""
+    require("xvfb-run -a -s '-screen 0 1280x800x24' dbus-run-session (make test-filemanagers)")
+    if not _SHARE:
+        _SHARE.append(install_user()[0])
+        atexit.register(shutil.rmtree, _SHARE[0], True)
+    return _SHARE[0]
 
 
 def require(run_under):

@@ -34,9 +34,9 @@ import unittest
 import fmscenario as sc
 import fmsession as fs
 
-ARTIFACTS = os.environ.get("SYNCBADGE_FM_ARTIFACTS") or "/tmp/syncbadge-fm-artifacts"
+ARTIFACTS = sc.ARTIFACTS
 SCREENSHOTS = os.environ.get("SYNCBADGE_FM_SCREENSHOTS")
-SKIP = set(s for s in os.environ.get("SYNCBADGE_FM_SKIP", "").split(",") if s)
+SKIP = sc.SKIP
 
 # Where to right-click a file, from its emblem's centre (the emblem's place differs: Nautilus
 # and Caja draw it at the icon's top right, Nemo at its lower right), and the keys that choose
@@ -68,13 +68,7 @@ SHARE = None
 
 def setUpModule():
     global SHARE
-    sc.require("xvfb-run -a -s '-screen 0 1280x800x24' dbus-run-session (make test-filemanagers)")
-    SHARE = sc.install_user()[0]
-
-
-def tearDownModule():
-    if SHARE:
-        shutil.rmtree(SHARE, ignore_errors=True)
+    SHARE = sc.set_up_module()
 
 
 class FileManagerTests(sc.Scenario, unittest.TestCase):

@@ -8,7 +8,6 @@ Run by make test-filemanagers (Xvfb, a session bus, this build's daemon).
 """
 
 import os
-import shutil
 import unittest
 
 import fmscenario as sc
@@ -18,29 +17,21 @@ FILES = 2000
 # Three states whose emblems differ in colour and that a daemon keeps over a restart as they are
 # (a `syncing` without its engine is released 30 s after a start: protocol 1.2).
 STATES = ["synced", "error", "conflict"]
-ARTIFACTS = os.environ.get("SYNCBADGE_FM_ARTIFACTS") or os.path.join(fs.REPO, ".build", "filemanagers-artifacts")
-SKIP = set(filter(None, os.environ.get("SYNCBADGE_FM_SKIP", "").split(",")))
 SHARE = None
 
 
 def setUpModule():
     global SHARE
-    sc.require("xvfb-run -a -s '-screen 0 1280x800x24' dbus-run-session (make test-filemanagers)")
-    SHARE = sc.install_user()[0]
-
-
-def tearDownModule():
-    if SHARE:
-        shutil.rmtree(SHARE, ignore_errors=True)
+    SHARE = sc.set_up_module()
 
 
 class ManyFilesTests(sc.Scenario, unittest.TestCase):
     title = "nautilus"
 
     def test_nautilus_2000_files(self):
-        if "nautilus" in SKIP:
+        if "nautilus" in sc.SKIP:
             self.skipTest("SYNCBADGE_FM_SKIP names nautilus")
-        self.run_scenario("nautilus-2000", "syncbadge-fm-many-", ARTIFACTS,
+        self.run_scenario("nautilus-2000", "syncbadge-fm-many-", sc.ARTIFACTS,
                           keep=os.environ.get("SYNCBADGE_FM_KEEP") == "1")
 
     def scenario(self):
