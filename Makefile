@@ -309,6 +309,7 @@ install-files:
 	install -s -m 755 $(RELEASE_BIN)/syncbadge-git $(BIN)/syncbadge-git
 	install -s -m 755 $(RELEASE_BIN)/syncbadge-rclone $(BIN)/syncbadge-rclone
 	install -m 644 Badges/badges.tsv Badges/*.svg $(SHARE)/syncbadge/badges/
+	install -D -m 644 Badges/rclone/cloud.svg $(SHARE)/syncbadge/rclone/cloud.svg
 	install -m 644 Examples/prompt/syncbadge.* $(SHARE)/syncbadge/prompt/
 	install -m 644 Examples/ranger/syncbadge.py $(SHARE)/syncbadge/ranger/
 	# The Python client package, which the ranger plugin and the engine find at ../python.

@@ -26,15 +26,17 @@ public final class RcloneProvider {
         (Residence.cloud.badge, "Uploaded, in the cloud only", "☁", "C", "36"),
     ]
 
-    /// The image the file managers draw for both badges: the installed default set's `synced`
-    /// one (where syncbadged finds its set, beside this executable: /usr/share/syncbadge/badges).
-    /// Without an image Nautilus, Nemo and Caja drew no emblem at all on a synced file of the
-    /// mount; the glyphs (● and ☁) still tell local from cloud in the terminal clients.
-    static let badgeImage: String? = {
-        let bin = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        let image = bin.deletingLastPathComponent().appendingPathComponent("share/syncbadge/badges/synced.svg").standardizedFileURL.path
+    /// The images the file managers draw, installed beside this executable (../share/syncbadge):
+    /// a file kept here gets the default set's `synced` check, one only in the cloud the
+    /// package's cloud (Badges/rclone). Without an image Nautilus, Nemo and Caja draw no emblem at
+    /// all; the glyphs (● and ☁) tell the two apart in the terminal clients.
+    static func badgeImage(_ id: String) -> String? {
+        let share = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("share/syncbadge")
+        let file = id == Residence.cloud.badge ? "rclone/cloud.svg" : "badges/synced.svg"
+        let image = share.appendingPathComponent(file).standardizedFileURL.path
         return FileManager.default.fileExists(atPath: image) ? image : nil
-    }()
+    }
 
     let rc: any RcloneRC
     let daemon: SocketBadgeDaemon
@@ -193,7 +195,7 @@ public final class RcloneProvider {
             if !badgesDefined {
                 for b in Self.badges {
                     var define = Request.defineBadge(id: b.id, label: b.label, glyph: b.glyph, ascii: b.ascii, color: b.color)
-                    if let image = Self.badgeImage { define.fields.append(.option("image", image)) }
+                    if let image = Self.badgeImage(b.id) { define.fields.append(.option("image", image)) }
                     try daemon.request(define)
                 }
                 badgesDefined = true
