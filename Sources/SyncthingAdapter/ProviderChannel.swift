@@ -122,7 +122,7 @@ public final class ProviderChannel: Sendable {
         var saidLost = false
         while !wanted.withLock({ $0.stopping }) {
             do {
-                try session { saidLost = false }
+                try serveOneConnection { saidLost = false }
                 backoff = 0.05
             } catch {
                 if !saidLost {
@@ -141,9 +141,9 @@ public final class ProviderChannel: Sendable {
     }
 
     /// One connection's life: returns when the roots shrank, throws when the daemon went away.
-    func session(connected: () -> Void) throws {
+    func serveOneConnection(connected: () -> Void) throws {
         // It reads every push, `* ROOT` ones too.
-        let s = try ProviderSession(socketPath: socketPath, name: name, rootPushes: true)
+        let s = try ProviderConnection(socketPath: socketPath, name: name, rootPushes: true)
         let c = s.connection
         logger.info("provider connection to syncbadged open", metadata: ["epoch": "\(c.epoch)"])
         connected()

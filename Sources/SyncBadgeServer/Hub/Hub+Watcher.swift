@@ -19,14 +19,6 @@ extension Hub {
         applyQueued()
     }
 
-    /// `apply`, and `applied` succeeds once these events (and all queued before) are applied:
-    /// at once unless one waits for a file's identity. The soak's injector waits on it, so
-    /// that it injects no faster than the hub applies.
-    func apply(_ events: [WatcherMessage], then applied: EventLoopPromise<Void>) {
-        ingest.wait(applied)
-        apply(events)
-    }
-
     private func applyQueued() {
         while let e = ingest.first {
             let (wanted, covering) = identitiesWanted(before: e)

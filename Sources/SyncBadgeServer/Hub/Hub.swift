@@ -73,12 +73,12 @@ final class Hub {
         set { ports.watcher = newValue }
     }
 
-    init(loop: EventLoop, store: any StateStore, storeRunner: any StoreRunner, fileRunner: any StoreRunner,
+    init(loop: EventLoop, store: any StateStore, storeThread: any WorkerThread, fileThread: any WorkerThread,
          files: any FileInspector = DiskFiles(), badges: [Badge], privatePaths: [[UInt8]], timers: Timers = Timers(),
          clock: any WallClock = SystemWallClock(), logger: Logger) throws {
         self.loop = loop
         self.logger = logger
-        self.ports = Ports(store: store, storeRunner: storeRunner, fileRunner: fileRunner, files: files, clock: clock)
+        self.ports = Ports(store: store, storeThread: storeThread, fileThread: fileThread, files: files, clock: clock)
         self.outstanding = Outstanding(releases: SyncingReleases(holdMs: timers.restartHoldMs), replies: ActionReplies(timeout: timers.answer))
         self.settings = Settings(epoch: String(UInt32.random(in: 0...UInt32.max), radix: 16).leftPadded(to: 8), privatePaths: privatePaths, badges: badges)
         self.tree = StateTree(lastGen: try store.lastGen())
@@ -86,13 +86,13 @@ final class Hub {
 
     /// Runs store I/O on the store thread; the result comes back on the event loop.
     func storeWork<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
-        ports.storeRunner.run(on: loop, body)
+        ports.storeThread.run(on: loop, body)
     }
 
     /// Runs file-system work (`lstat`, the ignore file) off the event loop; the result comes
     /// back on it.
     func fileWork<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
-        ports.fileRunner.run(on: loop, body)
+        ports.fileThread.run(on: loop, body)
     }
 
     /// Reads the tree with the access held across the call. A method called on `tree` itself

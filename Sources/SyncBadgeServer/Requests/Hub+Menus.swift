@@ -321,8 +321,8 @@ extension Hub {
     }
 
     /// The built-in Ignore / Stop ignoring: edit the root's ignore file; the watcher sees the
-    /// edit and the rules apply as for any other edit. The file is written on the store's
-    /// thread, not the event loop; false while it is (the client's later requests wait).
+    /// edit and the rules apply as for any other edit. The file is written on the file thread
+    /// (`fileWork`), not the event loop; false while it is (the client's later requests wait).
     func editIgnoreFile(_ req: WireRequest, _ c: Clients.ID, _ sel: Selection, ignore: Bool) -> Bool {
         guard let root = roots[sel.root] else { return true }
         let rels = sel.nodes.compactMap { n -> [UInt8]? in

@@ -111,7 +111,7 @@ extension Hub {
             close(c)
         case .roots: roots(req, c)
         case .badges: badgesList(req, c)
-        case .stats: stats(req, c)
+        case .stats: return stats(req, c)
         case .status: return status(req, c)
         case .list: list(req, c, observe: false)
         case .observe: list(req, c, observe: true)
@@ -179,7 +179,10 @@ extension Hub {
         outbox.ok(c, req.tag)
     }
 
-    func stats(_ req: WireRequest, _ c: Clients.ID) {
+    /// `STATS`: the counts as they are when the request is handled; the resident size is read
+    /// from `/proc/self/statm` on the file thread (`fileWork`), since the loop reads no file.
+    /// False while it is (the client's later requests wait).
+    func stats(_ req: WireRequest, _ c: Clients.ID) -> Bool {
         let values: [(String, Int)] = [
             ("clients", clients.count),
             ("roots", roots.count),
@@ -190,16 +193,23 @@ extension Hub {
             ("commits-done", sets.commitsDone),
             ("observations", clients.observers.count),
             ("tombstones", tree.tombstoneCount),
-            ("rss-bytes", Self.residentBytes()),
         ]
-        for (k, v) in values {
-            var line = WireLine(req.tag)
-            line.word("STAT")
-            line.word(k)
-            line.word(String(v))
-            outbox.write(c, line)
+        fileWork {
+            Self.residentBytes()
+        }.assumeIsolated().whenComplete { result in
+            guard self.clients.isActive(c) else { return }
+            // The pool stopped (the daemon is on its way out): nothing could be read.
+            for (k, v) in values + [("rss-bytes", (try? result.get()) ?? 0)] {
+                var line = WireLine(req.tag)
+                line.word("STAT")
+                line.word(k)
+                line.word(String(v))
+                self.outbox.write(c, line)
+            }
+            self.outbox.ok(c, req.tag)
+            self.resume(c)
         }
-        outbox.ok(c, req.tag)
+        return false
     }
 
     static func residentBytes() -> Int {

@@ -5,7 +5,7 @@ import SyncBadgeProtocol
 /// `SET`s one at a time or pipelined, listings, and answers to actions. The git and the
 /// Syncthing adapters both speak through it. Pushes that arrive while it waits for answers are
 /// kept by the connection for `nextPush`.
-public final class ProviderSession {
+public final class ProviderConnection {
     public let connection: Connection
     public let socketPath: String
     public let name: String
