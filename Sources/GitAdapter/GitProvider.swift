@@ -9,14 +9,14 @@ import SyncBadgeCore
 /// on the list of repositories, and the stderr of running pushes and pulls, all in one `poll`.
 /// With nothing to do it sleeps in `poll` with no timeout (no timer while idle).
 public final class GitProvider {
-    public static let menus: [(kind: String, id: String, title: String, states: [SyncState])] = [
-        ("items", "git.log", "Show log", []),
-        ("items", "git.stage", "Stage", [.pending, .conflict]),
-        ("items", "git.unstage", "Unstage", [.pending]),
-        ("container", "git.pull", "Pull", []),
-        ("container", "git.push", "Push", []),
-        ("container", "git.fetch", "Fetch", []),
-        ("toolbar", "git.fetch-all", "Fetch every repository", []),
+    public static let menus: [MenuDefinition] = [
+        MenuDefinition(kind: "items", id: "git.log", title: "Show log"),
+        MenuDefinition(kind: "items", id: "git.stage", title: "Stage", states: [.pending, .conflict]),
+        MenuDefinition(kind: "items", id: "git.unstage", title: "Unstage", states: [.pending]),
+        MenuDefinition(kind: "container", id: "git.pull", title: "Pull"),
+        MenuDefinition(kind: "container", id: "git.push", title: "Push"),
+        MenuDefinition(kind: "container", id: "git.fetch", title: "Fetch"),
+        MenuDefinition(kind: "toolbar", id: "git.fetch-all", title: "Fetch every repository"),
     ]
     /// A watcher's wake-up waits this long for the rest of git's writes before the full pass.
     static let settle = Duration.milliseconds(30)
@@ -43,7 +43,7 @@ public final class GitProvider {
     var retryAt: ContinuousClock.Instant?
     var backoff = 0.05
     var saidLost = false
-    var toolbar: (name: String, tooltip: String)?
+    var toolbar: ToolbarItem?
     /// Pushes and pulls of trees no longer followed: left to finish, then reaped.
     var orphans: [GitOperation] = []
 
@@ -154,7 +154,7 @@ public final class GitProvider {
         do {
             let s = try ProviderConnection(socketPath: socketPath, name: name)
             daemon = s
-            for m in Self.menus { try s.defineMenu(kind: m.kind, id: m.id, title: m.title, states: m.states) }
+            for m in Self.menus { try s.define(m) }
             toolbar = nil
             if saidLost { logger.notice("syncbadged is back (epoch \(s.epoch)): claiming and rebuilding every root") }
             saidLost = false
@@ -489,10 +489,11 @@ public final class GitProvider {
         let tooltip = sorted.isEmpty ? "git: no working tree followed"
             : "git: " + sorted.map { "\($0.top) (\($0.view.map { ToolbarText.branch($0.branch) } ?? "?")\($0.view?.branch.upstream.map { ", upstream \($0)" } ?? ""))" }
                 .joined(separator: "; ")
-        guard toolbar?.name != name || toolbar?.tooltip != tooltip else { return }
+        let item = ToolbarItem(name: name, tooltip: tooltip)
+        guard toolbar != item else { return }
         do {
-            try s.defineToolbar(name: name, tooltip: tooltip)
-            toolbar = (name, tooltip)
+            try s.define(item)
+            toolbar = item
         } catch {
             lost(error)
         }

@@ -41,9 +41,9 @@ public final class SyncthingProvider {
     }
 
     /// The toolbar item says what a click does: resume when every folder is paused.
-    static func toolbar(paused: Bool) -> ToolbarDefinition {
-        paused ? ToolbarDefinition(name: "Resume syncing", tooltip: "Every Syncthing folder is paused: resume them")
-            : ToolbarDefinition(name: "Pause syncing", tooltip: "Pause every Syncthing folder")
+    static func toolbar(paused: Bool) -> ToolbarItem {
+        paused ? ToolbarItem(name: "Resume syncing", tooltip: "Every Syncthing folder is paused: resume them")
+            : ToolbarItem(name: "Pause syncing", tooltip: "Pause every Syncthing folder")
     }
 
     let api: any SyncthingAPI

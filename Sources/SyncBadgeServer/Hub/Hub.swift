@@ -42,7 +42,8 @@ struct SystemWallClock: WallClock {
 final class Hub {
     static let serverName = "syncbadge/\(SyncBadgeVersion.string)"
     /// Protocol 1.0's, then 1.1's and 1.2's (PROTOCOL.md, "Capabilities of version 1.1" and "1.2").
-    static let capabilities = "observe,menus,changes,observe-nolist,roots-optout,badge-push,provider-address,action-reply,lease,unclaim,toolbar-push"
+    static let capabilities = ["observe", "menus", "changes", "observe-nolist", "roots-optout", "badge-push", "provider-address",
+                               "action-reply", "lease", "unclaim", "toolbar-push"]
 
     let loop: EventLoop
     let logger: Logger
@@ -167,15 +168,11 @@ final class Hub {
         clients[id]?.backpressure = missed
         for missed in catchUp {
             switch missed {
-            case .root(let root): outbox.write(id, currentRootLine(root))
+            case .root(let root): outbox.write(id, currentRootLine(root).wireLine(head: "*"))
             case .badge(let badge): if let line = badgeLine(badge) { outbox.write(id, line) }
-            case .toolbar(let name): outbox.write(id, toolbarLine("*", clients.toolbars.current(named: name)))
+            case .toolbar(let name): outbox.write(id, clients.toolbars.current(named: name).toolbar.wireLine(head: "*"))
             case .reset(let node): writeReset(node, to: id)
-            case .resetChanges(let root):
-                var line = WireLine("*")
-                line.word("RESET-CHANGES")
-                line.field(root)
-                outbox.write(id, line)
+            case .resetChanges(let root): outbox.write(id, ResetChanges(root).wireLine(head: "*"))
             }
         }
         deliver()
@@ -184,10 +181,7 @@ final class Hub {
     /// `* BYE <reason>`, then the connection closes.
     func bye(_ id: Clients.ID, _ reason: String) {
         guard clients.isActive(id) else { return }
-        var line = WireLine("*")
-        line.word("BYE")
-        line.word(reason)
-        outbox.write(id, line)
+        outbox.write(id, Bye(reason).wireLine(head: "*"))
         close(id)
     }
 
@@ -199,10 +193,7 @@ final class Hub {
     }
 
     func writeReset(_ node: StateTree.NodeID, to id: Clients.ID) {
-        var line = WireLine("*")
-        line.word("RESET")
-        line.field(tree.path(node))
-        outbox.write(id, line)
+        outbox.write(id, Reset(tree.path(node)).wireLine(head: "*"))
     }
 
     /// Turns what changed in the tree into pushes: `GONE` for what disappeared, then `ITEM`
@@ -218,9 +209,7 @@ final class Hub {
                 }
             }
             guard !targets.isEmpty else { continue }
-            var line = WireLine("*")
-            line.word("GONE")
-            line.field(r.path)
+            let line = Gone(r.path).wireLine(head: "*")
             for id in targets { push(line, .observed(clients.observers.isObserving(id, r.parent) ? r.parent : nil), to: id) }
         }
         var rootsChanged: [[UInt8]] = []
@@ -250,7 +239,7 @@ final class Hub {
 
     /// A badge as a `* BADGE` line, if it is defined.
     func badgeLine(_ id: String) -> WireLine? {
-        settings.badges.first { $0.id == id }?.wireLine(tag: "*")
+        settings.badges.first { $0.id == id }?.wireLine(head: "*")
     }
 
     /// Ends every connection with `* BYE shutdown`.

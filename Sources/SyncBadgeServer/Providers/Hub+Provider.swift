@@ -13,7 +13,7 @@ extension Hub {
     /// Queues `SET`s behind a watcher barrier (SetPipeline). Returns false: the answers come
     /// after the commit.
     func handleSets(_ reqs: [WireRequest], from c: Clients.ID) -> Bool {
-        let group = SetGroup(client: c, name: clients[c]?.name ?? "", requests: reqs)
+        let group = SetGroup(client: c, name: clients[c]?.name ?? "", requests: reqs.map(SetLine.init))
         if let token = sets.arrived(group) { watcher?.barrier(token: token) }
         return false
     }
@@ -25,8 +25,11 @@ extension Hub {
         var stated: [[UInt8]] = []
         for group in groups {
             answers.append((group.client, group.requests.map { req in
-                let (line, ok) = applySet(req, from: group.client, stated: &stated)
-                return (req.tag, line, ok)
+                let answer = applySet(req.set, from: group.client, stated: &stated)
+                switch answer {
+                case .success(let ok): return (req.tag, ok.wireLine(head: req.tag), true)
+                case .failure(let err): return (req.tag, err.wireLine(head: req.tag), false)
+                }
             }))
         }
         if let settled = sets.settle(withTree { t in stated.compactMap { t.find($0) } }) { watcher?.barrier(token: settled) }
@@ -49,46 +52,17 @@ extension Hub {
         if let next { watcher?.barrier(token: next) }
     }
 
-    /// Applies one `SET`; its answer line, and whether it is an `OK`.
-    func applySet(_ req: WireRequest, from c: Clients.ID, stated: inout [[UInt8]]) -> (WireLine, Bool) {
-        func fail(_ code: String, _ message: [UInt8]) -> (WireLine, Bool) {
-            var l = WireLine(req.tag)
-            l.word("ERR")
-            l.word(code)
-            l.option("message", message)
-            return (l, false)
+    /// Applies one `SET` (read, or refused, when it arrived: `SetLine`): its answer.
+    func applySet(_ parsed: Result<SetRequest, Err>, from c: Clients.ID, stated: inout [[UInt8]]) -> Result<Ok, Err> {
+        let set: SetRequest
+        switch parsed {
+        case .failure(let refused): return .failure(refused)
+        case .success(let s): set = s
         }
-        guard req.fields.count == 2, !req.fields[0].isPath, let state = SyncState(name: req.fields[0].string) else {
-            return fail("bad-request", Array("usage: SET <state> <path> [gen=] [progress=] [message=] [badge=] [recursive=1]".utf8))
-        }
-        let path = req.fields[1].bytes
-        guard PathBytes.isNormalizedAbsolute(path) else { return fail("bad-path", path) }
-        guard tree.root(containing: path) != nil else { return fail("outside", path) }
-        var set = SetRequest(state: state)
-        if let g = req.option("gen") {
-            guard let gen = UInt64(g) else { return fail("bad-request", Array("gen must be a number".utf8)) }
-            set.gen = gen
-        }
-        if let p = req.option("progress") {
-            guard let n = UInt8(p), n <= 100 else { return fail("bad-request", Array("progress must be 0-100".utf8)) }
-            set.progress = n
-        }
-        set.message = req.option("message")
-        if let b = req.options["badge"] {
-            guard WireParser.isID(b) else { return fail("bad-request", Array("bad badge id".utf8)) }
-            set.badge = String(decoding: b, as: UTF8.self)
-        }
-        set.recursive = req.option("recursive") == "1"
-        // 1.2, `lease`: only a `syncing` takes one; on another state it is ignored.
-        var leaseMs: Int64?
-        if state == .syncing, let l = req.option("lease") {
-            // Digits only: Int64 would also take a sign.
-            guard l.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seconds = Int64(l), (1...86_400).contains(seconds) else {
-                return fail("bad-request", Array("lease must be 1-86400 seconds".utf8))
-            }
-            leaseMs = seconds * 1000
-        }
-        var line = WireLine(req.tag)
+        let path = set.path
+        guard tree.root(containing: path) != nil else { return .failure(Err("outside", message: path)) }
+        // 1.2, `lease`: only a `syncing` takes one (`SetRequest` leaves it out on another state).
+        let leaseMs = set.lease.map { Int64($0) * 1000 }
         var changed: [StateTree.NodeID] = []
         var dropped: [(StateTree.NodeID, [UInt8])] = []
         switch tree.set(path, set, identify: { p in
@@ -97,22 +71,18 @@ extension Hub {
             return ingest.identities[p] ?? nil
         }, applied: { changed.append($0) }, dropping: { dropped.append(($0, $1)) }) {
         case .notFound:
-            return fail("not-found", path)
+            return .failure(Err("not-found", message: path))
         case .stale(let gen):
-            line.word("OK")
-            line.word("stale=1")
-            line.word("gen=\(gen)")
+            return .success(Ok(stale: true, gen: gen))
         case .done(let gen):
-            line.word("OK")
-            line.word("gen=\(gen)")
             // A tombstone whose deletion is synced goes, and with it whatever held it.
             for (node, p) in dropped where outstanding.releases.dropped(node) != nil {
                 guard let root = tree.root(containing: p)?.path, let rel = PathBytes.relativeComponents(p, under: root) else { continue }
                 outstanding.leaseRows.append(StoreChanges.Lease(root: root, relativePath: Array(rel.joined(separator: [PathBytes.slash])), untilMs: nil))
             }
             noteSyncing(changed, set.state, by: c, leaseMs: leaseMs)
+            return .success(Ok(gen: gen))
         }
-        return (line, true)
     }
 
     // MARK: Syncing that outlives its provider
@@ -270,26 +240,19 @@ extension Hub {
     // MARK: Change feed
 
     /// `* CHANGED <path> gen=<n> what=<what> [from=<old>]` to the root's subscribers.
-    func emitChanged(_ path: [UInt8], what: String, from: [UInt8]? = nil) {
+    func emitChanged(_ path: [UInt8], what: Changed.What, from: [UInt8]? = nil) {
         guard !clients.subscribers.isEmpty,
               let (root, rec) = withTree({ t in t.root(containing: path).flatMap { r in t.find(path).map { (r.path, t.record($0)) } } }),
               let subs = clients.subscribers[root] else { return }
         guard rec.state != .ignored else { return }
-        var line = WireLine("*")
-        line.word("CHANGED")
-        line.field(path)
-        line.word("gen=\(rec.gen)")
-        line.word("what=" + what)
-        if let from { line.option("from", from) }
+        let line = Changed(path: path, gen: rec.gen, what: what, from: from).wireLine(head: "*")
         for c in subs { push(line, .change(root: root), to: c) }
     }
 
     /// Tells a root's subscribers to call `CHANGES` again.
     func resetChanges(_ root: [UInt8]) {
         guard let subs = clients.subscribers[root] else { return }
-        var line = WireLine("*")
-        line.word("RESET-CHANGES")
-        line.field(root)
+        let line = ResetChanges(root).wireLine(head: "*")
         for c in subs { push(line, .change(root: root), to: c) }
     }
 }
@@ -299,5 +262,17 @@ extension Hub {
 struct SetGroup {
     var client: Clients.ID
     var name: String
-    var requests: [WireRequest]
+    var requests: [SetLine]
+}
+
+/// One `SET` as it arrived: its tag, and the request read once (`SetRequest`), or why it is
+/// refused, answered in its turn.
+struct SetLine {
+    var tag: String
+    var set: Result<SetRequest, Err>
+
+    init(_ req: WireRequest) {
+        tag = req.tag
+        set = Result { () throws(Err) in try SetRequest(req) }
+    }
 }

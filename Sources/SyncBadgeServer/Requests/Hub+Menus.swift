@@ -11,95 +11,47 @@ extension Hub {
     // MARK: Definitions (providers)
 
     func defineBadge(_ req: WireRequest, _ c: Clients.ID) {
-        guard req.fields.count == 1, let id = req.fields.first?.bytes, WireParser.isID(id) else {
-            outbox.error(c, req.tag, "bad-request", message: Array("usage: DEFINE-BADGE <id> label= glyph= ascii= color= [image=]".utf8))
+        let badge: Badge
+        do { badge = try Badge(definition: req) } catch {
+            outbox.error(c, req.tag, error)
             return
         }
-        guard let label = req.option("label"), let glyph = req.option("glyph"), let ascii = req.option("ascii"),
-              let color = req.option("color"), !label.isEmpty, !glyph.isEmpty, !ascii.isEmpty, !color.isEmpty
-        else {
-            outbox.error(c, req.tag, "bad-request", message: Array("label, glyph, ascii and color are required".utf8))
-            return
-        }
-        guard imageIsValid(req, c) else { return }
-        let image = req.options["image"]
-        let badge = Badge(id: String(decoding: id, as: UTF8.self), label: label, glyph: glyph, ascii: ascii, color: color, image: image)
         if let i = settings.badges.firstIndex(where: { $0.id == badge.id }) { settings.badges[i] = badge } else { settings.badges.append(badge) }
         outbox.ok(c, req.tag)
         // Every client refreshes its badge cache (1.1, `badge-push`).
-        let line = badge.wireLine(tag: "*")
+        let line = badge.wireLine(head: "*")
         for other in clients.all where clients.hasSaidHello(other) { push(line, .badge(badge.id), to: other) }
     }
 
     func defineMenu(_ req: WireRequest, _ c: Clients.ID) {
-        guard req.fields.count == 2, MenuItem.kinds.contains(req.fields[0].string), WireParser.isID(req.fields[1].bytes),
-              let title = req.option("title"), !title.isEmpty
-        else {
-            outbox.error(c, req.tag, "bad-request", message: Array("usage: DEFINE-MENU items|container|sidebar|toolbar <action-id> title=<text> [states=<state>,...] [enabled=0]".utf8))
+        let definition: MenuDefinition
+        do { definition = try MenuDefinition(req) } catch {
+            outbox.error(c, req.tag, error)
             return
         }
-        var states: Set<String>?
-        if let list = req.option("states") {
-            let names = list.split(separator: ",").map(String.init)
-            guard !names.isEmpty, names.allSatisfy({ SyncState(name: $0) != nil }) else {
-                outbox.error(c, req.tag, "bad-request", message: Array("states= takes state names".utf8))
-                return
-            }
-            states = Set(names)
-        }
-        let kind = req.fields[0].string
-        let item = MenuItem(id: req.fields[1].string, title: title, states: states, enabled: req.option("enabled") != "0")
+        let (kind, item) = (definition.kind, definition.item)
         var items = clients[c]?.menus[kind] ?? []
         if let i = items.firstIndex(where: { $0.id == item.id }) { items[i] = item } else { items.append(item) }
         clients[c]?.menus[kind] = items
         outbox.ok(c, req.tag)
     }
 
-    /// A badge's or toolbar item's `image=`, if any, is an absolute normalised path; else
-    /// `ERR bad-path` is sent.
-    private func imageIsValid(_ req: WireRequest, _ c: Clients.ID) -> Bool {
-        guard let image = req.options["image"], !PathBytes.isNormalizedAbsolute(image) else { return true }
-        outbox.error(c, req.tag, "bad-path", message: image)
-        return false
-    }
-
     func defineToolbar(_ req: WireRequest, _ c: Clients.ID) {
-        guard let name = req.option("name"), let tooltip = req.option("tooltip"), !name.isEmpty else {
-            outbox.error(c, req.tag, "bad-request", message: Array("usage: DEFINE-TOOLBAR name=<text> tooltip=<text> [image=<path>]".utf8))
+        let item: ToolbarItem
+        do { item = try ToolbarItem(req) } catch {
+            outbox.error(c, req.tag, error)
             return
         }
-        guard imageIsValid(req, c) else { return }
-        let image = req.options["image"]
-        let push = clients.toolbars.defined(c, provider: clients[c]?.name ?? "", item: ToolbarItem(name: name, tooltip: tooltip, image: image))
+        let push = clients.toolbars.defined(c, provider: clients[c]?.name ?? "", item: item)
         outbox.ok(c, req.tag)
         if let push { pushToolbar(push) }
     }
 
     /// `* TOOLBAR ...` (1.2, `toolbar-push`) to every client that did not say `roots=0`.
     func pushToolbar(_ push: ToolbarSet.Push) {
-        let line = toolbarLine("*", push)
-        let provider: String
-        switch push {
-        case .show(let l): provider = l.provider
-        case .removed(let name): provider = name
-        }
-        for c in clients.all where clients[c]?.role != nil && clients[c]?.wantsRootPushes == true { self.push(line, .toolbar(provider), to: c) }
-    }
-
-    func toolbarLine(_ head: String, _ push: ToolbarSet.Push) -> WireLine {
-        var line = WireLine(head)
-        line.word("TOOLBAR")
-        switch push {
-        case .show(let l):
-            line.option("name", l.item.name)
-            line.option("tooltip", l.item.tooltip)
-            line.option("provider", l.provider)
-            if let image = l.item.image { line.option("image", image) }
-        case .removed(let name):
-            line.option("provider", name)
-            line.word("removed")
-        }
-        return line
+        let toolbar = push.toolbar
+        let line = toolbar.wireLine(head: "*")
+        for c in clients.all where clients[c]?.role != nil && clients[c]?.wantsRootPushes == true { self.push(line, .toolbar(toolbar.provider), to: c) }
     }
 
     // MARK: Using them (every role)
@@ -173,7 +125,7 @@ extension Hub {
                 guard let sel = selection(req, c, fieldsFrom: 1) else { return }
                 states = sel.nodes.map { tree.reportedState($0) }
             }
-            for item in (clients[provider]?.menus[kind] ?? []) where item.matches(states.map(\.name)) { outbox.write(c, item.wireLine(tag: req.tag)) }
+            for item in (clients[provider]?.menus[kind] ?? []) where item.matches(states) { outbox.write(c, item.wireLine(head: req.tag)) }
             outbox.ok(c, req.tag)
             return
         }
@@ -181,12 +133,12 @@ extension Hub {
         let states = sel.nodes.map { tree.reportedState($0) }
         var items: [MenuItem] = []
         if let provider = roots.claimant(of: sel.root) {
-            items = (clients[provider]?.menus[kind] ?? []).filter { $0.matches(states.map(\.name)) }
+            items = (clients[provider]?.menus[kind] ?? []).filter { $0.matches(states) }
         }
         if kind == "items" && !sel.nodes.isEmpty {
             items += BuiltinMenu.items(states: states, ignoredByFile: sel.nodes.map { ignoredByFile($0, root: sel.root) })
         }
-        for item in items { outbox.write(c, item.wireLine(tag: req.tag)) }
+        for item in items { outbox.write(c, item.wireLine(head: req.tag)) }
         outbox.ok(c, req.tag)
     }
 
@@ -232,7 +184,7 @@ extension Hub {
                 let details = "state=\(tree.reportedState(n).name) gen=\(r.gen) progress=\(r.progress.map(String.init) ?? "-") message=\(r.message ?? "-")"
                 return nodes.count > 1 ? "\(PathBytes.display(tree.path(n))): \(details)" : details
             }.joined(separator: "; ")
-            outbox.ok(c, req.tag) { $0.option("message", text) }
+            outbox.ok(c, req.tag, Ok(message: Array(text.utf8)))
         case BuiltinMenu.ignore, BuiltinMenu.unignore:
             return editIgnoreFile(req, c, sel, ignore: actionID == BuiltinMenu.ignore)
         default:
@@ -250,18 +202,12 @@ extension Hub {
     /// provider's `ANSWER` (or the deadline) answers, and this returns false.
     func deliverAction(_ req: WireRequest, _ actionID: String, target: [UInt8]?, paths: [[UInt8]], from c: Clients.ID,
                        to provider: Clients.ID, wantsReply: Bool) -> Bool {
-        var line = WireLine("*")
-        line.word("ACTION")
-        line.word(actionID)
-        if let target { line.option("target", target) }
-        for p in paths { line.field(p) }
-        line.option("from", clients[c]?.name ?? "")
+        var call = ActionCall(id: actionID, target: target, paths: paths, from: clients[c]?.name ?? "")
         if wantsReply {
-            let token = outstanding.replies.delivered(client: c, tag: req.tag, provider: provider, now: loop.now)
-            line.word("reply=" + token)
+            call.reply = outstanding.replies.delivered(client: c, tag: req.tag, provider: provider, now: loop.now)
             armReplyTimer()
         }
-        outbox.write(provider, line)
+        outbox.write(provider, call.wireLine(head: "*"))
         deliver()
         if wantsReply { return false }
         outbox.ok(c, req.tag)
@@ -292,7 +238,7 @@ extension Hub {
             guard clients.isActive(c) else { continue }
             switch r.outcome {
             case .answered(let message):
-                outbox.ok(c, r.tag) { line in if let message { line.option("message", message) } }
+                outbox.ok(c, r.tag, Ok(message: message))
             case .failed(let message):
                 outbox.error(c, r.tag, "failed", message: message)
             case .timeout:
@@ -383,7 +329,7 @@ extension Hub {
     }
 
     func toolbar(_ req: WireRequest, _ c: Clients.ID) {
-        for l in clients.toolbars.lines { outbox.write(c, toolbarLine(req.tag, .show(l))) }
+        for l in clients.toolbars.lines { outbox.write(c, l.wireLine(head: req.tag)) }
         outbox.ok(c, req.tag)
     }
 }

@@ -136,7 +136,7 @@ extension Hub {
 
     func hello(_ req: WireRequest, _ c: Clients.ID) {
         guard req.option("proto") == "1" else {
-            outbox.error(c, req.tag, "unsupported-version", extra: "supported=1")
+            outbox.error(c, req.tag, Err("unsupported-version", supported: "1"))
             return
         }
         guard let roleName = req.option("role"), let role = Role(rawValue: roleName) else {
@@ -146,12 +146,7 @@ extension Hub {
         clients[c]?.role = role
         if let name = req.options["name"], !name.isEmpty { clients[c]?.name = String(decoding: name, as: UTF8.self) }
         clients[c]?.wantsRootPushes = req.option("roots") != "0"
-        outbox.ok(c, req.tag) { line in
-            line.word("proto=1")
-            line.option("server", Hub.serverName)
-            line.word("epoch=" + settings.epoch)
-            line.word("caps=" + Hub.capabilities)
-        }
+        outbox.ok(c, req.tag, Ok(proto: 1, server: Hub.serverName, epoch: settings.epoch, caps: Hub.capabilities))
     }
 
     // MARK: Arguments
@@ -175,7 +170,7 @@ extension Hub {
     // MARK: Queries
 
     func badgesList(_ req: WireRequest, _ c: Clients.ID) {
-        for b in settings.badges { outbox.write(c, b.wireLine(tag: req.tag)) }
+        for b in settings.badges { outbox.write(c, b.wireLine(head: req.tag)) }
         outbox.ok(c, req.tag)
     }
 
@@ -200,11 +195,7 @@ extension Hub {
             guard self.clients.isActive(c) else { return }
             // The pool stopped (the daemon is on its way out): nothing could be read.
             for (k, v) in values + [("rss-bytes", (try? result.get()) ?? 0)] {
-                var line = WireLine(req.tag)
-                line.word("STAT")
-                line.word(k)
-                line.word(String(v))
-                self.outbox.write(c, line)
+                self.outbox.write(c, Stat(k, v).wireLine(head: req.tag))
             }
             self.outbox.ok(c, req.tag)
             self.resume(c)
@@ -305,7 +296,7 @@ extension Hub {
         if observe {
             clients.observers.observe(id, by: c)
         }
-        outbox.ok(c, req.tag) { $0.word("count=\(children.count)") }
+        outbox.ok(c, req.tag, Ok(count: children.count))
     }
 
     func unobserve(_ req: WireRequest, _ c: Clients.ID) {

@@ -252,7 +252,7 @@ extension Hub {
         guard let info = roots.ignoreFileChanged(root, contents: contents) else { return }
         let unignored = tree.setRules(root: root, rules: rules(for: root, file: contents, defaults: info.ignoreDefaults))
         for id in unignored where tree.record(id).kind != .gone {
-            emitChanged(tree.path(id), what: "create")
+            emitChanged(tree.path(id), what: .create)
         }
     }
 
@@ -324,30 +324,23 @@ extension Hub {
     // MARK: ROOT lines
 
     func roots(_ req: WireRequest, _ c: Clients.ID) {
-        for root in roots.roots { outbox.write(c, rootLine(req.tag, root)) }
+        for root in roots.roots { outbox.write(c, rootLine(root).wireLine(head: req.tag)) }
         outbox.ok(c, req.tag)
     }
 
-    func rootLine(_ head: String, _ root: RootRegistry.Root) -> WireLine {
-        var line = WireLine(head)
-        line.word("ROOT")
-        line.field(root.path)
+    /// A root's `ROOT` line as it is now.
+    func rootLine(_ root: RootRegistry.Root) -> Root {
         let state: SyncState = root.error != nil ? .error : tree.root(at: root.path).map { tree.reportedState($0.node) } ?? .unknown
-        line.word(state.name)
-        if let provider = roots.claimant(of: root.path), let name = clients[provider]?.name { line.option("provider", name) }
-        line.word("watches=\(watcher?.watches(of: root.path) ?? 0)")
-        if root.scanning { line.word("scanning=1") }
-        if let d = root.degraded { line.option("degraded", d) }
-        if let e = root.error {
-            line.option("message", e)
-        } else if state == .error, let node = tree.root(at: root.path)?.node {
+        var line = Root(path: root.path, state: state, provider: roots.claimant(of: root.path).flatMap { clients[$0]?.name },
+                        watches: watcher?.watches(of: root.path) ?? 0, scanning: root.scanning, degraded: root.degraded, message: root.error)
+        if root.error == nil, state == .error, let node = tree.root(at: root.path)?.node {
             // 1.1: a root in error always says why; here a provider's report did it.
             let own = tree.record(node)
             let inError = tree.counts(node)[.error]
             if own.state == .error, let m = own.message {
-                line.option("message", m)
+                line.message = m
             } else {
-                line.option("message", inError == 1 ? "1 entry in error" : "\(inError) entries in error")
+                line.message = inError == 1 ? "1 entry in error" : "\(inError) entries in error"
             }
         }
         return line
@@ -356,22 +349,17 @@ extension Hub {
     /// `* ROOT ...` to every client past `HELLO`.
     func pushRoot(_ path: [UInt8]) {
         guard let root = roots[path] else { return }
-        let line = rootLine("*", root)
+        let line = rootLine(root).wireLine(head: "*")
         for c in clients.all where clients.hasSaidHello(c) { push(line, .root(path), to: c) }
     }
 
     func pushRootRemoved(_ path: [UInt8]) {
-        let line = currentRootLine(path)
+        let line = currentRootLine(path).wireLine(head: "*")
         for c in clients.all where clients.hasSaidHello(c) { push(line, .root(path), to: c) }
     }
 
-    /// `* ROOT` as the root is now: its state, or `removed` once it is no root any more.
-    func currentRootLine(_ path: [UInt8]) -> WireLine {
-        if let root = roots[path] { return rootLine("*", root) }
-        var line = WireLine("*")
-        line.word("ROOT")
-        line.field(path)
-        line.word("removed")
-        return line
+    /// `ROOT` as the root is now: its state, or `removed` once it is no root any more.
+    func currentRootLine(_ path: [UInt8]) -> Root {
+        roots[path].map(rootLine) ?? .removed(path)
     }
 }
