@@ -115,6 +115,20 @@ import SyncBadgeCore
         #expect(o.heldBytes(0) == 0 && o.take(0).chunk == nil && !ready.contains(0))
     }
 
+    /// A client's output is one state: writable, backed up, or closing, which is final.
+    @Test func aClosingClientsOutputStaysClosing() {
+        var c = Clients.Client(name: "x")
+        #expect(c.output == .writable && c.isActive)
+        let backedUp = c.writabilityChanged(false)
+        #expect(backedUp && c.output == .backedUp)
+        let closed = c.close()
+        #expect(closed && c.output == .closing && !c.isActive)
+        let closedAgain = c.close()
+        #expect(!closedAgain)
+        let writable = c.writabilityChanged(true)
+        #expect(!writable && c.output == .closing)
+    }
+
     @Test func requestsQueueBehindOneThatWaits() {
         var q = RequestQueue()
         #expect(q.isIdle)

@@ -18,14 +18,36 @@ struct Clients {
         var menus: [String: [MenuItem]] = [:]
         /// What this client missed while it read too slowly.
         var backpressure = Backpressure()
-        /// Its connection takes more output now (the channel's writability, as it reported it).
-        var writable = true
-        /// Told `BYE`: it is answered nothing more, and pushed nothing.
-        var closing = false
+        /// Where its output stands; `closing` is final.
+        var output = Output.writable
         var requests = RequestQueue()
 
+        enum Output: Equatable {
+            /// Its connection takes more output (the channel's writability, as it reported it).
+            case writable
+            /// Its connection holds more than it takes: pushes wait (Backpressure).
+            case backedUp
+            /// Told `BYE`: it is answered nothing more, and pushed nothing.
+            case closing
+        }
+
         /// Connected and not being closed.
-        var isActive: Bool { !closing }
+        var isActive: Bool { output != .closing }
+
+        /// The connection's writability changed; false for a client being closed, whose output
+        /// no longer changes.
+        mutating func writabilityChanged(_ writable: Bool) -> Bool {
+            guard output != .closing else { return false }
+            output = writable ? .writable : .backedUp
+            return true
+        }
+
+        /// Told `BYE`; false when it was already.
+        mutating func close() -> Bool {
+            guard output != .closing else { return false }
+            output = .closing
+            return true
+        }
     }
 
     /// Each client in its slot (ClientSlot): `id` is 0 in a free slot.
@@ -79,7 +101,7 @@ struct Clients {
         return Self.isActive(&slots[i].client!)
     }
 
-    private static func isActive(_ c: inout Client) -> Bool { !c.closing }
+    private static func isActive(_ c: inout Client) -> Bool { c.output != .closing }
 
     // The hot paths below reach a client in place: a plain read of `self[id]` copies the whole
     // struct, a retain and a release for each of its sets.
@@ -92,9 +114,9 @@ struct Clients {
     }
 
     private static func admit(_ c: inout Client, _ what: Backpressure.Push, held: Int) -> Bool {
-        guard !c.closing else { return false }
+        guard c.output != .closing else { return false }
         if case .root = what, !c.wantsRootPushes { return false }
-        return c.backpressure.push(what, backedUp: !c.writable || held > Outbox.highWater)
+        return c.backpressure.push(what, backedUp: c.output == .backedUp || held > Outbox.highWater)
     }
 
     /// What a line from the client meets: nil once it takes no more lines; else whether it
@@ -105,7 +127,7 @@ struct Clients {
     }
 
     private static func gate(_ c: inout Client) -> (helloed: Bool, idle: Bool)? {
-        c.closing ? nil : (c.role != nil, c.requests.isIdle)
+        c.output == .closing ? nil : (c.role != nil, c.requests.isIdle)
     }
 
     /// Said HELLO (and so gets `* ROOT`, `* BADGE` and `* TOOLBAR` pushes).

@@ -61,8 +61,13 @@ final class Hub {
     var delivery = Delivery()
     /// SETs behind their barrier, settling files, and the group commit (SetPipeline).
     var sets = SetPipeline<SetGroup, (Result<Void, Error>) -> Void>()
-    /// Protocol 1.2's held states and awaited answers, the lease rows to store, and the timers.
-    var outstanding: Outstanding
+    /// Protocol 1.2's held `syncing` states, their lease rows and their timer (HeldStates).
+    var held: HeldStates
+    /// Protocol 1.2's awaited answers and their timer (AwaitedAnswers).
+    var answers: AwaitedAnswers
+    /// Set by `shutdown()`: nothing is armed any more, and connections closing release
+    /// nothing (states are stored as they are and survive the restart).
+    var stopping = false
     /// Watcher events not applied yet, and the identities read for them (EventQueue).
     var ingest = EventQueue()
     /// Buffers of the answers built in place, kept between requests.
@@ -80,7 +85,8 @@ final class Hub {
         self.loop = loop
         self.logger = logger
         self.ports = Ports(store: store, storeThread: storeThread, fileThread: fileThread, files: files, clock: clock)
-        self.outstanding = Outstanding(releases: SyncingReleases(holdMs: timers.restartHoldMs), replies: ActionReplies(timeout: timers.answer))
+        self.held = HeldStates(holdMs: timers.restartHoldMs)
+        self.answers = AwaitedAnswers(timeout: timers.answer)
         self.settings = Settings(epoch: String(UInt32.random(in: 0...UInt32.max), radix: 16).leftPadded(to: 8), privatePaths: privatePaths, badges: badges)
         self.tree = StateTree(lastGen: try store.lastGen())
     }
@@ -122,8 +128,8 @@ final class Hub {
         for root in roots.closed(id) { pushRoot(root) }
         if let push = clients.toolbars.closed(id) { pushToolbar(push) }
         // Answers it owed are `ERR no-provider`; answers it waited for are nobody's.
-        sendReplies(outstanding.replies.providerClosed(id))
-        outstanding.replies.clientClosed(id)
+        sendReplies(answers.replies.providerClosed(id))
+        answers.replies.clientClosed(id)
         armReplyTimer()
         if client.role == .provider { releaseSyncing(of: id, name: client.name) }
         deliver()
@@ -159,8 +165,7 @@ final class Hub {
     /// The client's connection takes output again, or stops taking it. Once it does, what it
     /// missed meanwhile is made up for.
     func writabilityChanged(_ id: Clients.ID, writable: Bool) {
-        guard let client = clients[id] else { return }
-        clients[id]?.writable = writable
+        guard let client = clients[id], clients[id]?.writabilityChanged(writable) == true else { return }
         guard writable, client.backpressure.hasMissed else { return }
         var missed = client.backpressure
         let catchUp = missed.caughtUp(observing: { clients.observers.isObserving(id, $0) },
@@ -187,8 +192,7 @@ final class Hub {
 
     /// Answers nothing more, and closes once what is held is written.
     func close(_ id: Clients.ID) {
-        guard clients.isActive(id) else { return }
-        clients[id]?.closing = true
+        guard clients[id]?.close() == true else { return }
         outbox.close(id)
     }
 
@@ -244,18 +248,12 @@ final class Hub {
 
     /// Ends every connection with `* BYE shutdown`.
     func shutdown() {
-        outstanding.shuttingDown = true
+        stopping = true
         // The retry's wait ends now: the final commit at stop (Daemon.run) must not wait for a
         // timer that will never fire.
-        if let retry = outstanding.commitRetry {
-            retry.cancel()
-            outstanding.commitRetry = nil
-            sets.retryFired()
-        }
-        outstanding.releaseTimer?.task.cancel()
-        outstanding.releaseTimer = nil
-        outstanding.replyTimer?.task.cancel()
-        outstanding.replyTimer = nil
+        sets.cancelRetry()
+        held.timer.cancel()
+        answers.timer.cancel()
         for id in clients.all { bye(id, "shutdown") }
         deliver()
     }

@@ -76,9 +76,9 @@ extension Hub {
             return .success(Ok(stale: true, gen: gen))
         case .done(let gen):
             // A tombstone whose deletion is synced goes, and with it whatever held it.
-            for (node, p) in dropped where outstanding.releases.dropped(node) != nil {
+            for (node, p) in dropped where held.releases.dropped(node) != nil {
                 guard let root = tree.root(containing: p)?.path, let rel = PathBytes.relativeComponents(p, under: root) else { continue }
-                outstanding.leaseRows.append(StoreChanges.Lease(root: root, relativePath: Array(rel.joined(separator: [PathBytes.slash])), untilMs: nil))
+                held.leaseRows.append(StoreChanges.Lease(root: root, relativePath: Array(rel.joined(separator: [PathBytes.slash])), untilMs: nil))
             }
             noteSyncing(changed, set.state, by: c, leaseMs: leaseMs)
             return .success(Ok(gen: gen))
@@ -91,10 +91,10 @@ extension Hub {
     /// ignored entries, which keep their holder): its connection, or a lease. Any SET ends the
     /// lease or the restart hold it had.
     func noteSyncing(_ changed: [StateTree.NodeID], _ state: SyncState, by c: Clients.ID, leaseMs: Int64?) {
-        let leases = outstanding.releases.set(changed, state: state, by: c, leaseMs: leaseMs, nowMs: ports.clock.nowMs())
+        let leases = held.releases.set(changed, state: state, by: c, leaseMs: leaseMs, nowMs: ports.clock.nowMs())
         for l in leases { storeLease(l) }
         // Paths that left `syncing` by a local change, or were removed, meanwhile.
-        withTree { t in outstanding.releases.prune { t.isLive($0) && t.record($0).state == .syncing } }
+        withTree { t in held.releases.prune { t.isLive($0) && t.record($0).state == .syncing } }
         armReleaseTimer()
     }
 
@@ -104,15 +104,15 @@ extension Hub {
             guard t.isLive(change.node), let root = t.root(containing: t.path(change.node))?.path else { return nil }
             return StoreChanges.Lease(root: root, relativePath: t.relativePath(change.node), untilMs: change.untilMs)
         }
-        if let row { outstanding.leaseRows.append(row) }
+        if let row { held.leaseRows.append(row) }
     }
 
     /// A provider's connection closed while the daemon runs: every path still `syncing` as it
     /// set it without a lease returns to `pending` (same gen, progress cleared, a message saying
     /// why), so no badge stays "syncing" for a provider that is gone (protocol 1.1).
     func releaseSyncing(of c: Clients.ID, name: String) {
-        let mine = outstanding.releases.connectionClosed(c)
-        guard !outstanding.shuttingDown else { return }
+        let mine = held.releases.connectionClosed(c)
+        guard !stopping else { return }
         release(mine, .providerGone(name: name))
     }
 
@@ -133,41 +133,40 @@ extension Hub {
         var leases: [StateTree.NodeID: Int64] = [:]
         for l in stored {
             let path = l.relativePath.isEmpty ? l.root : PathBytes.join(l.root, l.relativePath)
-            if let id = tree.find(path), let until = l.untilMs { leases[id] = until } else { outstanding.leaseRows.append(StoreChanges.Lease(root: l.root, relativePath: l.relativePath, untilMs: nil)) }
+            if let id = tree.find(path), let until = l.untilMs { leases[id] = until } else { held.leaseRows.append(StoreChanges.Lease(root: l.root, relativePath: l.relativePath, untilMs: nil)) }
         }
-        let (expired, forget) = outstanding.releases.restored(syncing: tree.syncingEntries(), leases: leases, nowMs: ports.clock.nowMs())
+        let (expired, forget) = held.releases.restored(syncing: tree.syncingEntries(), leases: leases, nowMs: ports.clock.nowMs())
         for node in forget + expired { storeLease(.init(node: node, untilMs: nil)) }
         release(expired, .leaseRanOut)
-        if !outstanding.leaseRows.isEmpty { scheduleCommit() }
+        if !held.leaseRows.isEmpty { scheduleCommit() }
         armReleaseTimer()
     }
 
     /// One timer for the earliest lease or hold; none while nothing is outstanding (so an idle
     /// daemon has no timer).
     func armReleaseTimer() {
-        let next = outstanding.releases.nextDeadlineMs
-        if let t = outstanding.releaseTimer, t.atMs == next { return }
-        outstanding.releaseTimer?.task.cancel()
-        outstanding.releaseTimer = nil
-        guard let next, !outstanding.shuttingDown else { return }
+        let next = held.releases.nextDeadlineMs
+        if let next, held.timer.isArmed(for: next) { return }
+        held.timer.cancel()
+        guard let next, !stopping else { return }
         // At most a minute at a time: the loop's clock stops while the machine sleeps, and a
         // lease runs in wall-clock time (the firing checks the wall clock again).
         let delay = min(60_000, max(0, next - ports.clock.nowMs()))
         let task = loop.assumeIsolated().scheduleTask(in: .milliseconds(delay)) {
-            self.outstanding.releaseTimer = nil
+            self.held.timer.fired()
             self.releaseTimerFired()
         }
-        outstanding.releaseTimer = (task, next)
+        held.timer.arm(task, at: next)
     }
 
     func releaseTimerFired() {
-        let due = outstanding.releases.fired(nowMs: ports.clock.nowMs())
+        let due = held.releases.fired(nowMs: ports.clock.nowMs())
         for (node, reason) in due where reason == .leaseRanOut { storeLease(.init(node: node, untilMs: nil)) }
         let leased = due.filter { $0.reason == .leaseRanOut }.map(\.node)
-        let held = due.filter { $0.reason == .providerDidNotComeBack }.map(\.node)
+        let holds = due.filter { $0.reason == .providerDidNotComeBack }.map(\.node)
         release(leased, .leaseRanOut)
-        release(held, .providerDidNotComeBack)
-        if !outstanding.leaseRows.isEmpty { scheduleCommit() }
+        release(holds, .providerDidNotComeBack)
+        if !held.leaseRows.isEmpty { scheduleCommit() }
         armReleaseTimer()
     }
 
@@ -182,7 +181,7 @@ extension Hub {
         outbox.ok(c, req.tag)
         pushRoot(p)
         if let push = clients.toolbars.unclaimed(c) { pushToolbar(push) }
-        let mine = outstanding.releases.unclaimed(c) { tree.isLive($0) && tree.isInSubtree($0, of: rootNode) }
+        let mine = held.releases.unclaimed(c) { tree.isLive($0) && tree.isInSubtree($0, of: rootNode) }
         release(mine, .unclaimed(name: clients[c]?.name ?? ""))
     }
 
@@ -192,10 +191,9 @@ extension Hub {
     /// change made so far; changes made while a commit is in flight wait for the next one.
     /// A failed transaction is kept and written again (SetPipeline).
     func scheduleCommit(_ done: ((Result<Void, Error>) -> Void)? = nil) {
-        guard sets.commitWanted(done, hasChanges: tree.hasStoreChanges || !outstanding.leaseRows.isEmpty) else { return }
+        guard sets.commitWanted(done, hasChanges: tree.hasStoreChanges || !held.leaseRows.isEmpty) else { return }
         var fresh = tree.drainStoreChanges()
-        fresh.leases = outstanding.leaseRows
-        outstanding.leaseRows = []
+        fresh.leases = held.takeLeaseRows()
         let (batches, waiters) = sets.begin(fresh: fresh)
         let store = self.ports.store
         storeWork {
@@ -213,11 +211,10 @@ extension Hub {
             switch next {
             case .commitAgain: self.scheduleCommit()
             case .retry(let delay):
-                self.outstanding.commitRetry = self.loop.assumeIsolated().scheduleTask(in: delay) {
-                    self.outstanding.commitRetry = nil
+                self.sets.retryArmed(self.loop.assumeIsolated().scheduleTask(in: delay) {
                     self.sets.retryFired()
                     self.scheduleCommit()
-                }
+                })
             case .waitForRetry: break
             }
         }

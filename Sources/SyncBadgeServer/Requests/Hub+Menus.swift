@@ -204,7 +204,7 @@ extension Hub {
                        to provider: Clients.ID, wantsReply: Bool) -> Bool {
         var call = ActionCall(id: actionID, target: target, paths: paths, from: clients[c]?.name ?? "")
         if wantsReply {
-            call.reply = outstanding.replies.delivered(client: c, tag: req.tag, provider: provider, now: loop.now)
+            call.reply = answers.replies.delivered(client: c, tag: req.tag, provider: provider, now: loop.now)
             armReplyTimer()
         }
         outbox.write(provider, call.wireLine(head: "*"))
@@ -222,7 +222,7 @@ extension Hub {
             return
         }
         let token = req.fields[0].string
-        guard let reply = outstanding.replies.answered(token, by: c, message: req.options["message"], failed: req.option("failed") == "1") else {
+        guard let reply = answers.replies.answered(token, by: c, message: req.options["message"], failed: req.option("failed") == "1") else {
             outbox.error(c, req.tag, "not-found", message: Array("no answer is awaited for \(token) from this connection".utf8))
             return
         }
@@ -252,18 +252,17 @@ extension Hub {
 
     /// One timer for the earliest awaited answer; none while no answer is awaited.
     func armReplyTimer() {
-        let next = outstanding.replies.nextDeadline
-        if let t = outstanding.replyTimer, t.at == next { return }
-        outstanding.replyTimer?.task.cancel()
-        outstanding.replyTimer = nil
-        guard let next, !outstanding.shuttingDown else { return }
+        let next = answers.replies.nextDeadline
+        if let next, answers.timer.isArmed(for: next) { return }
+        answers.timer.cancel()
+        guard let next, !stopping else { return }
         let task = loop.assumeIsolated().scheduleTask(deadline: next) {
-            self.outstanding.replyTimer = nil
-            self.sendReplies(self.outstanding.replies.expired(now: self.loop.now))
+            self.answers.timer.fired()
+            self.sendReplies(self.answers.replies.expired(now: self.loop.now))
             self.armReplyTimer()
             self.deliver()
         }
-        outstanding.replyTimer = (task, next)
+        answers.timer.arm(task, at: next)
     }
 
     /// The built-in Ignore / Stop ignoring: edit the root's ignore file; the watcher sees the

@@ -208,8 +208,8 @@ extension Hub {
         watcher?.removeRoot(p)
         tree.removeRoot(path: p)
         // What held its `syncing` entries goes with them (their lease rows with the root's row).
-        outstanding.releases.forget { !tree.isLive($0) }
-        outstanding.leaseRows.removeAll { $0.root == p }
+        held.releases.forget { !tree.isLive($0) }
+        held.leaseRows.removeAll { $0.root == p }
         armReleaseTimer()
         if let owner = claimant, let push = clients.toolbars.unclaimed(owner) { pushToolbar(push) }
         sets.forgetRoot(p)
