@@ -1,16 +1,16 @@
 // The pushes that name one path and nothing else, and the goodbye (PROTOCOL.md, "Verbs for
 // every role" and "Verbs for providers").
 
-/// `* GONE <path>`: a direct child of an observed directory, or the directory itself, went.
-public struct Gone: MessageLine {
-    public static let kind = MessageKind.gone
-    public var path: [UInt8]
+/// A line of one path: `<head> <KIND> <path>`.
+public protocol OnePathLine: MessageLine {
+    var path: [UInt8] { get }
+    init(_ path: [UInt8])
+}
 
-    public init(_ path: [UInt8]) { self.path = path }
-
+extension OnePathLine {
     public init?(_ m: WireMessage) {
-        guard m.messageKind == .gone, let p = m.fields.first, p.isPath else { return nil }
-        path = p.bytes
+        guard m.messageKind == Self.kind, let p = m.fields.first, p.isPath else { return nil }
+        self.init(p.bytes)
     }
 
     public func wireLine(head: String) -> WireLine {
@@ -18,44 +18,28 @@ public struct Gone: MessageLine {
         line.field(path)
         return line
     }
+}
+
+/// `* GONE <path>`: a direct child of an observed directory, or the directory itself, went.
+public struct Gone: OnePathLine {
+    public static let kind = MessageKind.gone
+    public var path: [UInt8]
+    public init(_ path: [UInt8]) { self.path = path }
 }
 
 /// `* RESET <dir>`: pushes for the directory were dropped; the client lists it again.
-public struct Reset: MessageLine {
+public struct Reset: OnePathLine {
     public static let kind = MessageKind.reset
     public var path: [UInt8]
-
     public init(_ path: [UInt8]) { self.path = path }
-
-    public init?(_ m: WireMessage) {
-        guard m.messageKind == .reset, let p = m.fields.first, p.isPath else { return nil }
-        path = p.bytes
-    }
-
-    public func wireLine(head: String) -> WireLine {
-        var line = Self.start(head)
-        line.field(path)
-        return line
-    }
 }
 
 /// `* RESET-CHANGES <root>`: `* CHANGED` pushes were dropped; the provider asks `CHANGES` again.
-public struct ResetChanges: MessageLine {
+public struct ResetChanges: OnePathLine {
     public static let kind = MessageKind.resetChanges
-    public var root: [UInt8]
-
-    public init(_ root: [UInt8]) { self.root = root }
-
-    public init?(_ m: WireMessage) {
-        guard m.messageKind == .resetChanges, let p = m.fields.first, p.isPath else { return nil }
-        root = p.bytes
-    }
-
-    public func wireLine(head: String) -> WireLine {
-        var line = Self.start(head)
-        line.field(root)
-        return line
-    }
+    /// The root.
+    public var path: [UInt8]
+    public init(_ root: [UInt8]) { self.path = root }
 }
 
 /// `* BYE <reason>`: the daemon closes the connection (`shutdown`, `too-long`, `forbidden`,

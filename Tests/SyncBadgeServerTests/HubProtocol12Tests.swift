@@ -78,7 +78,7 @@ import SyncBadgeCore
         #expect(lines == ["\(tag) OK message=queued%20for%20upload", "\(ping) OK"])
         // Answered once only.
         #expect(try p.request("ANSWER \(token)").first?.hasPrefix("ERR not-found") == true)
-        #expect(!h.hub.answers.timer.isArmed)
+        #expect(!h.hub.menus.answers.timer.isArmed)
     }
 
     @Test func aFailedAnswerIsAnErrorWithTheProvidersMessage() throws {
@@ -95,14 +95,14 @@ import SyncBadgeCore
         h.loop.advanceTime(by: .milliseconds(1))
         #expect(v.answer(tag).first?.hasPrefix("ERR timeout") == true)
         #expect(try p.request("ANSWER \(token)").first?.hasPrefix("ERR not-found") == true)
-        #expect(!h.hub.answers.timer.isArmed)
+        #expect(!h.hub.menus.answers.timer.isArmed)
     }
 
     @Test func aProviderThatLeavesBeforeAnsweringIsNoProvider() throws {
         let a = try awaiting()
         a.provider.disconnect()
         #expect(a.viewer.answer(a.tag).first?.hasPrefix("ERR no-provider") == true)
-        #expect(!a.h.hub.answers.timer.isArmed)
+        #expect(!a.h.hub.menus.answers.timer.isArmed)
     }
 
     @Test func anotherConnectionCannotAnswerAndWithoutReplyNothingChanges() throws {

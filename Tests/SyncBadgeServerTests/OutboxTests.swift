@@ -64,22 +64,31 @@ import SyncBadgeCore
     }
 }
 
-/// Clients: each client's identity and subscriptions, by id.
+/// Clients: each client's identity and what it observes, by id; the change feed's followers.
 @Suite struct ClientsTests {
-    @Test func aClosedClientFollowsAndObservesNothing() {
+    @Test func aClosedClientObservesNothing() {
         var c = Clients()
         let a = c.opened(peerPID: 10), b = c.opened(peerPID: 11)
         #expect(c[a]?.name == "pid-10" && c.all == [a, b] && c.count == 2)
-        c.subscribe(a, to: [1])
-        c.subscribe(b, to: [1])
         c.observers.observe(5, by: a)
-        #expect(c.subscribers[[1]] == [a, b] && c[a]?.subscriptions == [[1]])
         let gone = c.closed(a)
         #expect(gone?.name == "pid-10")
-        #expect(c.subscribers[[1]] == [b] && !c.observers.isObserving(a, 5) && c.all == [b] && !c.isActive(a))
+        #expect(!c.observers.isObserving(a, 5) && c.all == [b] && !c.isActive(a))
         #expect(c.closed(a) == nil)
-        c.rootRemoved([1])
-        #expect(c.subscribers.isEmpty && c[b]?.subscriptions == [])
+    }
+
+    @Test func aClosedClientOrARemovedRootLeavesNoFollowerBehind() {
+        var f = ChangeFeed()
+        f.subscribe(1, to: [1])
+        f.subscribe(2, to: [1])
+        f.subscribe(2, to: [2])
+        #expect(f.subscribers[[1]] == [1, 2] && f.isSubscribed(1, to: [1]) && !f.isSubscribed(1, to: [2]))
+        f.closed(1)
+        #expect(f.subscribers[[1]] == [2] && !f.isSubscribed(1, to: [1]))
+        f.rootRemoved([1])
+        #expect(f.subscribers[[1]] == nil && !f.isSubscribed(2, to: [1]) && f.isSubscribed(2, to: [2]))
+        f.closed(2)
+        #expect(f.isEmpty)
     }
 
     /// A slot is reused by the next client, under a new id: what is said to the old id finds

@@ -1,8 +1,7 @@
 import SyncBadgeCore
 
 /// Every client as the hub knows it, by id: who it is (role, name), what it asked for
-/// (root pushes, change feeds, observed directories), a provider's menus and toolbar item,
-/// how far behind it reads, and its requests waiting their turn. No I/O: the hub reads and
+/// (root pushes, observed directories), how far behind it reads, and its requests waiting their turn. No I/O: the hub reads and
 /// changes it; a connection only hands lines in and writes the outbox out.
 struct Clients {
     typealias ID = Int
@@ -12,10 +11,6 @@ struct Clients {
         var name: String
         /// `HELLO roots=0`: no `* ROOT` pushes (protocol 1.1, `roots-optout`).
         var wantsRootPushes = true
-        /// Roots whose change feed this client subscribed to.
-        var subscriptions: Set<[UInt8]> = []
-        /// A provider's menu items by kind, in definition order.
-        var menus: [String: [MenuItem]] = [:]
         /// What this client missed while it read too slowly.
         var backpressure = Backpressure()
         /// Where its output stands; `closing` is final.
@@ -63,10 +58,6 @@ struct Clients {
     private(set) var all: [ID] = []
     /// Who observes which directory.
     var observers = ObserverIndex()
-    /// Root path → clients subscribed to its change feed.
-    private(set) var subscribers: [[UInt8]: Set<ID>] = [:]
-    /// The providers' toolbar items, and which changes are pushed.
-    var toolbars = ToolbarSet()
 
     private(set) var count = 0
     /// Counts the clients opened (in 1...Int32.max, then again from 1): a slot's next client
@@ -161,23 +152,6 @@ struct Clients {
         count -= 1
         all.removeAll { $0 == id }
         observers.closed(id)
-        for root in client.subscriptions {
-            subscribers[root]?.remove(id)
-            if subscribers[root]?.isEmpty == true { subscribers.removeValue(forKey: root) }
-        }
         return client
-    }
-
-    /// `SUBSCRIBE-CHANGES`.
-    mutating func subscribe(_ id: ID, to root: [UInt8]) {
-        guard self[id] != nil else { return }
-        self[id]?.subscriptions.insert(root)
-        subscribers[root, default: []].insert(id)
-    }
-
-    /// The root is no root any more: nobody follows its feed.
-    mutating func rootRemoved(_ root: [UInt8]) {
-        guard let subs = subscribers.removeValue(forKey: root) else { return }
-        for id in subs { self[id]?.subscriptions.remove(root) }
     }
 }

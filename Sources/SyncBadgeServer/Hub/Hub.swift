@@ -56,6 +56,8 @@ final class Hub {
     var roots = RootRegistry()
     /// Every client by id: role, name, what it follows, its requests (Clients).
     var clients = Clients()
+    /// Who follows which root's changes (ChangeFeed).
+    var feed = ChangeFeed()
     /// What each client is to be sent (Outbox), and the connections it goes to (Delivery).
     var outbox = Outbox()
     var delivery = Delivery()
@@ -63,8 +65,8 @@ final class Hub {
     var sets = SetPipeline<SetGroup, (Result<Void, Error>) -> Void>()
     /// Protocol 1.2's held `syncing` states, their lease rows and their timer (HeldStates).
     var held: HeldStates
-    /// Protocol 1.2's awaited answers and their timer (AwaitedAnswers).
-    var answers: AwaitedAnswers
+    /// Finder Sync's menus, toolbar items and the actions awaiting an answer (Menus).
+    var menus: Menus
     /// Set by `shutdown()`: nothing is armed any more, and connections closing release
     /// nothing (states are stored as they are and survive the restart).
     var stopping = false
@@ -86,7 +88,7 @@ final class Hub {
         self.logger = logger
         self.ports = Ports(store: store, storeThread: storeThread, fileThread: fileThread, files: files, clock: clock)
         self.held = HeldStates(holdMs: timers.restartHoldMs)
-        self.answers = AwaitedAnswers(timeout: timers.answer)
+        self.menus = Menus(answerTimeout: timers.answer)
         self.settings = Settings(epoch: String(UInt32.random(in: 0...UInt32.max), radix: 16).leftPadded(to: 8), privatePaths: privatePaths, badges: badges)
         self.tree = StateTree(lastGen: try store.lastGen())
     }
@@ -124,12 +126,14 @@ final class Hub {
         delivery.connections.removeValue(forKey: id)
         outbox.closed(id)
         guard let client = clients.closed(id) else { return }
+        feed.closed(id)
         // A provider's claims go with it; the states it set stay, but for `syncing`.
         for root in roots.closed(id) { pushRoot(root) }
-        if let push = clients.toolbars.closed(id) { pushToolbar(push) }
-        // Answers it owed are `ERR no-provider`; answers it waited for are nobody's.
-        sendReplies(answers.replies.providerClosed(id))
-        answers.replies.clientClosed(id)
+        // Its menus and toolbar item go; answers it owed are `ERR no-provider`, answers it
+        // waited for are nobody's.
+        let (toolbar, owed) = menus.closed(id)
+        if let toolbar { pushToolbar(toolbar) }
+        sendReplies(owed)
         armReplyTimer()
         if client.role == .provider { releaseSyncing(of: id, name: client.name) }
         deliver()
@@ -169,13 +173,13 @@ final class Hub {
         guard writable, client.backpressure.hasMissed else { return }
         var missed = client.backpressure
         let catchUp = missed.caughtUp(observing: { clients.observers.isObserving(id, $0) },
-                                      subscribed: { client.subscriptions.contains($0) })
+                                      subscribed: { feed.isSubscribed(id, to: $0) })
         clients[id]?.backpressure = missed
         for missed in catchUp {
             switch missed {
             case .root(let root): outbox.write(id, currentRootLine(root).wireLine(head: "*"))
             case .badge(let badge): if let line = badgeLine(badge) { outbox.write(id, line) }
-            case .toolbar(let name): outbox.write(id, clients.toolbars.current(named: name).toolbar.wireLine(head: "*"))
+            case .toolbar(let name): outbox.write(id, menus.toolbars.current(named: name).toolbar.wireLine(head: "*"))
             case .reset(let node): writeReset(node, to: id)
             case .resetChanges(let root): outbox.write(id, ResetChanges(root).wireLine(head: "*"))
             }
@@ -253,7 +257,7 @@ final class Hub {
         // timer that will never fire.
         sets.cancelRetry()
         held.timer.cancel()
-        answers.timer.cancel()
+        menus.answers.timer.cancel()
         for id in clients.all { bye(id, "shutdown") }
         deliver()
     }

@@ -180,7 +180,7 @@ extension Hub {
         }
         outbox.ok(c, req.tag)
         pushRoot(p)
-        if let push = clients.toolbars.unclaimed(c) { pushToolbar(push) }
+        if let push = menus.toolbars.unclaimed(c) { pushToolbar(push) }
         let mine = held.releases.unclaimed(c) { tree.isLive($0) && tree.isInSubtree($0, of: rootNode) }
         release(mine, .unclaimed(name: clients[c]?.name ?? ""))
     }
@@ -230,7 +230,7 @@ extension Hub {
 
     func subscribeChanges(_ req: WireRequest, _ c: Clients.ID) {
         guard let root = exactRoot(req, c) else { return }
-        clients.subscribe(c, to: root)
+        feed.subscribe(c, to: root)
         outbox.ok(c, req.tag)
     }
 
@@ -238,9 +238,9 @@ extension Hub {
 
     /// `* CHANGED <path> gen=<n> what=<what> [from=<old>]` to the root's subscribers.
     func emitChanged(_ path: [UInt8], what: Changed.What, from: [UInt8]? = nil) {
-        guard !clients.subscribers.isEmpty,
+        guard !feed.isEmpty,
               let (root, rec) = withTree({ t in t.root(containing: path).flatMap { r in t.find(path).map { (r.path, t.record($0)) } } }),
-              let subs = clients.subscribers[root] else { return }
+              let subs = feed.subscribers[root] else { return }
         guard rec.state != .ignored else { return }
         let line = Changed(path: path, gen: rec.gen, what: what, from: from).wireLine(head: "*")
         for c in subs { push(line, .change(root: root), to: c) }
@@ -248,7 +248,7 @@ extension Hub {
 
     /// Tells a root's subscribers to call `CHANGES` again.
     func resetChanges(_ root: [UInt8]) {
-        guard let subs = clients.subscribers[root] else { return }
+        guard let subs = feed.subscribers[root] else { return }
         let line = ResetChanges(root).wireLine(head: "*")
         for c in subs { push(line, .change(root: root), to: c) }
     }

@@ -29,10 +29,7 @@ extension Hub {
             outbox.error(c, req.tag, error)
             return
         }
-        let (kind, item) = (definition.kind, definition.item)
-        var items = clients[c]?.menus[kind] ?? []
-        if let i = items.firstIndex(where: { $0.id == item.id }) { items[i] = item } else { items.append(item) }
-        clients[c]?.menus[kind] = items
+        menus.define(definition, by: c)
         outbox.ok(c, req.tag)
     }
 
@@ -42,7 +39,7 @@ extension Hub {
             outbox.error(c, req.tag, error)
             return
         }
-        let push = clients.toolbars.defined(c, provider: clients[c]?.name ?? "", item: item)
+        let push = menus.toolbars.defined(c, provider: clients[c]?.name ?? "", item: item)
         outbox.ok(c, req.tag)
         if let push { pushToolbar(push) }
     }
@@ -107,7 +104,7 @@ extension Hub {
     /// connection whose `TOOLBAR` line carries that name. Nil with `ERR no-provider` sent when
     /// none does.
     func addressedProvider(_ req: WireRequest, _ c: Clients.ID, name: String) -> Clients.ID? {
-        let named = clients.toolbars.provider(named: name).flatMap { clients.isActive($0) ? $0 : nil }
+        let named = menus.toolbars.provider(named: name).flatMap { clients.isActive($0) ? $0 : nil }
         if named == nil { outbox.error(c, req.tag, "no-provider", message: Array("no sync engine named \(name) has a toolbar item".utf8)) }
         return named
     }
@@ -125,7 +122,7 @@ extension Hub {
                 guard let sel = selection(req, c, fieldsFrom: 1) else { return }
                 states = sel.nodes.map { tree.reportedState($0) }
             }
-            for item in (clients[provider]?.menus[kind] ?? []) where item.matches(states) { outbox.write(c, item.wireLine(head: req.tag)) }
+            for item in menus.items(of: provider, kind: kind, states: states) { outbox.write(c, item.wireLine(head: req.tag)) }
             outbox.ok(c, req.tag)
             return
         }
@@ -133,7 +130,7 @@ extension Hub {
         let states = sel.nodes.map { tree.reportedState($0) }
         var items: [MenuItem] = []
         if let provider = roots.claimant(of: sel.root) {
-            items = (clients[provider]?.menus[kind] ?? []).filter { $0.matches(states) }
+            items = menus.items(of: provider, kind: kind, states: states)
         }
         if kind == "items" && !sel.nodes.isEmpty {
             items += BuiltinMenu.items(states: states, ignoredByFile: sel.nodes.map { ignoredByFile($0, root: sel.root) })
@@ -204,7 +201,7 @@ extension Hub {
                        to provider: Clients.ID, wantsReply: Bool) -> Bool {
         var call = ActionCall(id: actionID, target: target, paths: paths, from: clients[c]?.name ?? "")
         if wantsReply {
-            call.reply = answers.replies.delivered(client: c, tag: req.tag, provider: provider, now: loop.now)
+            call.reply = menus.answers.replies.delivered(client: c, tag: req.tag, provider: provider, now: loop.now)
             armReplyTimer()
         }
         outbox.write(provider, call.wireLine(head: "*"))
@@ -222,7 +219,7 @@ extension Hub {
             return
         }
         let token = req.fields[0].string
-        guard let reply = answers.replies.answered(token, by: c, message: req.options["message"], failed: req.option("failed") == "1") else {
+        guard let reply = menus.answers.replies.answered(token, by: c, message: req.options["message"], failed: req.option("failed") == "1") else {
             outbox.error(c, req.tag, "not-found", message: Array("no answer is awaited for \(token) from this connection".utf8))
             return
         }
@@ -252,17 +249,17 @@ extension Hub {
 
     /// One timer for the earliest awaited answer; none while no answer is awaited.
     func armReplyTimer() {
-        let next = answers.replies.nextDeadline
-        if let next, answers.timer.isArmed(for: next) { return }
-        answers.timer.cancel()
+        let next = menus.answers.replies.nextDeadline
+        if let next, menus.answers.timer.isArmed(for: next) { return }
+        menus.answers.timer.cancel()
         guard let next, !stopping else { return }
         let task = loop.assumeIsolated().scheduleTask(deadline: next) {
-            self.answers.timer.fired()
-            self.sendReplies(self.answers.replies.expired(now: self.loop.now))
+            self.menus.answers.timer.fired()
+            self.sendReplies(self.menus.answers.replies.expired(now: self.loop.now))
             self.armReplyTimer()
             self.deliver()
         }
-        answers.timer.arm(task, at: next)
+        menus.answers.timer.arm(task, at: next)
     }
 
     /// The built-in Ignore / Stop ignoring: edit the root's ignore file; the watcher sees the
@@ -328,7 +325,7 @@ extension Hub {
     }
 
     func toolbar(_ req: WireRequest, _ c: Clients.ID) {
-        for l in clients.toolbars.lines { outbox.write(c, l.wireLine(head: req.tag)) }
+        for l in menus.toolbars.lines { outbox.write(c, l.wireLine(head: req.tag)) }
         outbox.ok(c, req.tag)
     }
 }

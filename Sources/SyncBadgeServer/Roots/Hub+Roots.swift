@@ -211,9 +211,9 @@ extension Hub {
         held.releases.forget { !tree.isLive($0) }
         held.leaseRows.removeAll { $0.root == p }
         armReleaseTimer()
-        if let owner = claimant, let push = clients.toolbars.unclaimed(owner) { pushToolbar(push) }
+        if let owner = claimant, let push = menus.toolbars.unclaimed(owner) { pushToolbar(push) }
         sets.forgetRoot(p)
-        clients.rootRemoved(p)
+        feed.rootRemoved(p)
         publishChanges()
         pushRootRemoved(p)
         let store = self.ports.store
@@ -318,7 +318,7 @@ extension Hub {
         outbox.ok(c, req.tag)
         pushRoot(root)
         // A second CLAIM of the same root is no new claim.
-        if before == nil, let push = clients.toolbars.claimed(c) { pushToolbar(push) }
+        if before == nil, let push = menus.toolbars.claimed(c) { pushToolbar(push) }
     }
 
     // MARK: ROOT lines
