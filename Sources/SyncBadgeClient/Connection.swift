@@ -220,7 +220,7 @@ public final class Connection {
         guard let m = WireMessage(line: line) else {
             throw ClientError.malformed(String(decoding: line, as: UTF8.self))
         }
-        if m.isPush && m.messageKind == .bye { closedReason = m.fields.first?.string }
+        if m.isPush, let bye = Bye(m) { closedReason = bye.reason }
         return m
     }
 }

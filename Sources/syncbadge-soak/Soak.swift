@@ -262,8 +262,8 @@ func syncPending(_ c: Connection, root: String, limit: Int) throws -> Int {
     let pending = try c.request(Request(.changes, [.path(Array(root.utf8))]), timeout: 60).data.prefix(limit)
     var tags: [String] = []
     for item in pending {
-        guard let path = item.fields.first(where: \.isPath)?.bytes, let gen = item.option("gen").flatMap({ UInt64($0) }) else { continue }
-        tags.append(try c.send(SetRequest(.synced, path, gen: gen).request))
+        guard let item = Item(item), let gen = item.gen else { continue }
+        tags.append(try c.send(SetRequest(.synced, item.path, gen: gen).request))
     }
     for t in tags {
         do { _ = try c.reply(to: t, timeout: 60) } catch ClientError.server(code: SetOutcome.notFoundCode, _) {}
@@ -286,8 +286,8 @@ func connect(_ socket: String, _ role: Role, _ name: String, patience: Double = 
 
 func stats(_ c: Connection) throws -> [String: Int] {
     var out: [String: Int] = [:]
-    for line in try c.request(Request(.stats), timeout: 60).data where line.fields.count >= 2 {
-        out[line.fields[0].string] = Int(line.fields[1].string)
+    for stat in try c.request(Request(.stats), timeout: 60).data.compactMap(Stat.init) {
+        out[stat.key] = stat.value
     }
     return out
 }

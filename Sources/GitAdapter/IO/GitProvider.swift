@@ -222,7 +222,7 @@ public final class GitProvider {
             r.dirty[rel] = .some(gen)
             if PathBytes.lastComponent(rel).elementsEqual(".gitignore".utf8) { requestFull(r, settle: false) }
         case .resetChanges:
-            guard let p = m.fields.first, p.isPath, let r = repository(containing: p.bytes) else { return }
+            guard let reset = ResetChanges(m), let r = repository(containing: reset.path) else { return }
             r.built = false
         case .action:
             if let a = ActionCall(m) { action(a) }

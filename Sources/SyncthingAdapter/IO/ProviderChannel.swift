@@ -219,8 +219,8 @@ public final class ProviderChannel: Sendable {
             guard let c = Changed(m), let gen = c.gen else { return }
             onPush(.changed(path: String(decoding: c.path, as: UTF8.self), gen: gen, from: c.from.map { String(decoding: $0, as: UTF8.self) }))
         case .resetChanges:
-            guard let p = m.fields.first, p.isPath else { return }
-            onPush(.resetChanges(root: String(decoding: p.bytes, as: UTF8.self)))
+            guard let r = ResetChanges(m) else { return }
+            onPush(.resetChanges(root: String(decoding: r.path, as: UTF8.self)))
         case .action:
             guard let a = ActionCall(m) else { return }
             onPush(.action(id: a.id, paths: a.paths.map { String(decoding: $0, as: UTF8.self) },

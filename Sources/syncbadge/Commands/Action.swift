@@ -59,7 +59,7 @@ struct Action: ParsableCommand {
             }
             CLI.fail(error, about: what)
         }
-        let message = reply.ok.option("message")
+        let message = Ok(reply.ok)?.message.map { String(decoding: $0, as: UTF8.self) }
         if json {
             printLine("{\"ok\":true" + (message.map { ",\"message\":\(JSON.string($0))" } ?? "") + "}")
         } else if let message {
