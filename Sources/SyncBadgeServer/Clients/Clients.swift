@@ -1,8 +1,9 @@
 import SyncBadgeCore
 
-/// Every client as the hub knows it, by id: who it is (role, name), what it asked for
-/// (root pushes, observed directories), how far behind it reads, and its requests waiting their turn. No I/O: the hub reads and
-/// changes it; a connection only hands lines in and writes the outbox out.
+/// Every client as the hub knows it, by id: who it is (role, name), what it asked for (root
+/// pushes, observed directories), how far behind it reads, where its output stands, and its
+/// requests waiting their turn. No I/O: the hub reads and changes it; a connection only hands
+/// lines in and writes the outbox out.
 struct Clients {
     typealias ID = Int
 

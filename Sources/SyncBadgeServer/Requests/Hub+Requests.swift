@@ -59,7 +59,7 @@ extension Hub {
         case .request(let request):
             // Waiting from the start: an answer that comes at once (store work that completes
             // before `handle` returns) resumes the queue itself.
-            clients[c]?.requests.waiting = true
+            clients[c]?.requests.awaitAnswer()
             let answered: Bool
             if request.verb == Verb.set.rawValue && clients[c]?.role == .provider {
                 // Pipelined SETs share one barrier and one commit.
@@ -68,14 +68,14 @@ extension Hub {
             } else {
                 answered = handle(request, from: c)
             }
-            if answered { clients[c]?.requests.waiting = false }
+            if answered { clients[c]?.requests.answered() }
         }
     }
 
     /// The slow request answered: go on with the lines that queued behind it, then hand out
     /// what they wrote.
     func resume(_ c: Clients.ID) {
-        clients[c]?.requests.waiting = false
+        clients[c]?.requests.answered()
         while clients.isActive(c), let line = clients[c]?.requests.next() {
             process(line, from: c)
         }

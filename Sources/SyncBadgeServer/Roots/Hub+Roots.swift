@@ -330,20 +330,13 @@ extension Hub {
 
     /// A root's `ROOT` line as it is now.
     func rootLine(_ root: RootRegistry.Root) -> Root {
-        let state: SyncState = root.error != nil ? .error : tree.root(at: root.path).map { tree.reportedState($0.node) } ?? .unknown
-        var line = Root(path: root.path, state: state, provider: roots.claimant(of: root.path).flatMap { clients[$0]?.name },
-                        watches: watcher?.watches(of: root.path) ?? 0, scanning: root.scanning, degraded: root.degraded, message: root.error)
-        if root.error == nil, state == .error, let node = tree.root(at: root.path)?.node {
-            // 1.1: a root in error always says why; here a provider's report did it.
-            let own = tree.record(node)
-            let inError = tree.counts(node)[.error]
-            if own.state == .error, let m = own.message {
-                line.message = m
-            } else {
-                line.message = inError == 1 ? "1 entry in error" : "\(inError) entries in error"
-            }
+        let reported = tree.root(at: root.path).map { r in
+            let own = tree.record(r.node)
+            return RootRegistry.Reported(state: tree.reportedState(r.node), ownState: own.state, ownMessage: own.message,
+                                         entriesInError: tree.counts(r.node)[.error])
         }
-        return line
+        return roots.line(root, reported: reported, provider: roots.claimant(of: root.path).flatMap { clients[$0]?.name },
+                          watches: watcher?.watches(of: root.path) ?? 0)
     }
 
     /// `* ROOT ...` to every client past `HELLO`.
