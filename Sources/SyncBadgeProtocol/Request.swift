@@ -84,26 +84,18 @@ extension Request {
     /// `provider-address`) names the provider without a path, `reply` (1.2, `action-reply`)
     /// waits for its answer.
     public static func action(_ id: String, target: [UInt8]? = nil, provider: String? = nil, paths: [[UInt8]], reply: Bool = false) -> Request {
-        var f: [RequestField] = [.word(id)]
-        if let target { f.append(.option("target", target)) }
-        if let provider { f.append(.option("provider", provider)) }
-        f += paths.map(RequestField.path)
-        if reply { f.append(.option("reply", "1")) }
-        return Request(.action, f)
+        ActionRequest(id: id, target: target, provider: provider, paths: paths, reply: reply).request
     }
 
     /// `MENU <kind> [target=] <path>...`: the items a selection offers; `kind` is one of
     /// `MenuItem.kinds`.
     public static func menu(kind: String, target: [UInt8]? = nil, paths: [[UInt8]]) -> Request {
-        Request(.menu, [.word(kind)] + (target.map { [.option("target", $0)] } ?? []) + paths.map(RequestField.path))
+        MenuRequest(kind: kind, target: target, paths: paths).request
     }
 
     /// 1.2: a provider's answer to an action whose client asked for one.
     public static func answer(_ token: String, message: String?, failed: Bool) -> Request {
-        var f: [RequestField] = [.word(token)]
-        if let message { f.append(.option("message", message)) }
-        if failed { f.append(.option("failed", "1")) }
-        return Request(.answer, f)
+        Answer(token: token, message: message.map { Array($0.utf8) }, failed: failed).request
     }
 
     /// `DEFINE-MENU <kind> <id> title= [states=] [enabled=0]`; `kind` is one of `MenuItem.kinds`.

@@ -156,6 +156,17 @@ private func b(_ s: String) -> [UInt8] { Array(s.utf8) }
                   MenuDefinition(kind: "container", id: "git.pull", title: "Pull")] {
             #expect(try MenuDefinition(Self.parse(d.request)) == d)
         }
+        for m in [MenuRequest(kind: "items", paths: [b("/r/a b"), b("/r/c")]),
+                  MenuRequest(kind: "toolbar", target: b("/r"), provider: "syncthing", paths: [])] {
+            #expect(try MenuRequest(Self.parse(m.request)) == m)
+        }
+        for a in [ActionRequest(id: "git.stage", target: b("/r"), paths: [b("/r/a")], reply: true),
+                  ActionRequest(id: "syncthing.pause", provider: "syncthing", paths: [])] {
+            #expect(try ActionRequest(Self.parse(a.request)) == a)
+        }
+        for a in [Answer(token: "t-1.x", message: b("line one\nline two \u{FF}"), failed: true), Answer(token: "r2")] {
+            #expect(try Answer(Self.parse(a.request)) == a)
+        }
         let t = ToolbarItem(name: "main ↑2", tooltip: "git", image: b("/i/g.svg"))
         #expect(try ToolbarItem(Self.parse(t.request)) == t)
         let badge = Badge(id: "mine", label: "Mine", glyph: "m", ascii: "m", color: "32", image: b("/i/m.svg"))
@@ -179,5 +190,9 @@ private func b(_ s: String) -> [UInt8] { Array(s.utf8) }
         #expect(code("1 DEFINE-MENU nowhere x title=X") { _ = try MenuDefinition($0) } == "bad-request")
         #expect(code("1 DEFINE-TOOLBAR name=X tooltip=Y image=rel") { _ = try ToolbarItem($0) } == "bad-path")
         #expect(code("1 DEFINE-BADGE x label=a glyph=b ascii=c") { _ = try Badge(definition: $0) } == "bad-request")
+        #expect(code("1 MENU /r/a") { _ = try MenuRequest($0) } == "bad-request")
+        #expect(code("1 ACTION /r/a") { _ = try ActionRequest($0) } == "bad-request")
+        #expect(code("1 ANSWER") { _ = try Answer($0) } == "bad-request")
+        #expect(code("1 ANSWER t1 t2") { _ = try Answer($0) } == "bad-request")
     }
 }

@@ -61,21 +61,16 @@ extension Hub {
         var nodes: [StateTree.NodeID]
     }
 
-    func selection(_ req: WireRequest, _ c: Clients.ID, fieldsFrom start: Int) -> Selection? {
-        let pathFields = req.fields.dropFirst(start)
-        for f in pathFields where !PathBytes.isNormalizedAbsolute(f.bytes) {
-            outbox.error(c, req.tag, "bad-path", message: f.bytes)
+    /// The selection of `paths` and `target`, or nil with the error sent.
+    func selection(_ req: WireRequest, _ c: Clients.ID, paths: [[UInt8]], target: [UInt8]?) -> Selection? {
+        for p in paths where !PathBytes.isNormalizedAbsolute(p) {
+            outbox.error(c, req.tag, "bad-path", message: p)
             return nil
         }
-        var target: [UInt8]?
-        if let t = req.options["target"] {
-            guard PathBytes.isNormalizedAbsolute(t) else {
-                outbox.error(c, req.tag, "bad-path", message: t)
-                return nil
-            }
-            target = t
+        if let target, !PathBytes.isNormalizedAbsolute(target) {
+            outbox.error(c, req.tag, "bad-path", message: target)
+            return nil
         }
-        let paths = pathFields.map(\.bytes)
         guard let first = paths.first ?? target else {
             outbox.error(c, req.tag, "bad-request", message: Array("\(req.verb) needs a path or target=".utf8))
             return nil
@@ -110,23 +105,25 @@ extension Hub {
     }
 
     func menu(_ req: WireRequest, _ c: Clients.ID) {
-        guard let kind = req.fields.first?.string, MenuItem.kinds.contains(kind) else {
-            outbox.error(c, req.tag, "bad-request", message: Array("usage: MENU items|container|sidebar|toolbar [target=<path>] <path>... | MENU toolbar provider=<name>".utf8))
+        let m: MenuRequest
+        do { m = try MenuRequest(req) } catch {
+            outbox.error(c, req.tag, error)
             return
         }
-        if let name = req.option("provider") {
+        let kind = m.kind
+        if let name = m.provider {
             guard let provider = addressedProvider(req, c, name: name) else { return }
             // Paths are optional here; when given, the items match their states.
             var states: [SyncState] = []
-            if req.fields.count > 1 || req.options["target"] != nil {
-                guard let sel = selection(req, c, fieldsFrom: 1) else { return }
+            if m.selects {
+                guard let sel = selection(req, c, paths: m.paths, target: m.target) else { return }
                 states = sel.nodes.map { tree.reportedState($0) }
             }
             for item in menus.items(of: provider, kind: kind, states: states) { outbox.write(c, item.wireLine(head: req.tag)) }
             outbox.ok(c, req.tag)
             return
         }
-        guard let sel = selection(req, c, fieldsFrom: 1) else { return }
+        guard let sel = selection(req, c, paths: m.paths, target: m.target) else { return }
         let states = sel.nodes.map { tree.reportedState($0) }
         var items: [MenuItem] = []
         if let provider = roots.claimant(of: sel.root) {
@@ -155,23 +152,24 @@ extension Hub {
     /// `ACTION`; false when the answer waits for the provider's `ANSWER` (1.2, `reply=1`): the
     /// session then holds its later requests, in order, as for any slow request.
     func action(_ req: WireRequest, _ c: Clients.ID) -> Bool {
-        guard let id = req.fields.first?.bytes, WireParser.isID(id) else {
-            outbox.error(c, req.tag, "bad-request", message: Array("usage: ACTION <action-id> [target=<path>] <path>... [reply=1]".utf8))
+        let a: ActionRequest
+        do { a = try ActionRequest(req) } catch {
+            outbox.error(c, req.tag, error)
             return true
         }
-        let actionID = String(decoding: id, as: UTF8.self)
-        let wantsReply = req.option("reply") == "1"
-        if let name = req.option("provider"), !BuiltinMenu.ids.contains(actionID) {
+        let actionID = a.id
+        let wantsReply = a.reply
+        if let name = a.provider, !BuiltinMenu.ids.contains(actionID) {
             guard let provider = addressedProvider(req, c, name: name) else { return true }
             var paths: [[UInt8]] = []
             var target: [UInt8]?
-            if req.fields.count > 1 || req.options["target"] != nil {
-                guard let sel = selection(req, c, fieldsFrom: 1) else { return true }
+            if a.selects {
+                guard let sel = selection(req, c, paths: a.paths, target: a.target) else { return true }
                 (paths, target) = (sel.paths, sel.target)
             }
             return deliverAction(req, actionID, target: target, paths: paths, from: c, to: provider, wantsReply: wantsReply)
         }
-        guard let sel = selection(req, c, fieldsFrom: 1) else { return true }
+        guard let sel = selection(req, c, paths: a.paths, target: a.target) else { return true }
         switch actionID {
         case BuiltinMenu.details:
             // Without selected paths, the details are the target's.
@@ -214,12 +212,13 @@ extension Hub {
     /// `ANSWER <token> [message=] [failed=1]` (1.2, `action-reply`): the waiting client's
     /// `ACTION` is answered, then its later requests go on.
     func answer(_ req: WireRequest, _ c: Clients.ID) {
-        guard req.fields.count == 1, !req.fields[0].isPath, WireParser.isTag(req.fields[0].bytes) else {
-            outbox.error(c, req.tag, "bad-request", message: Array("usage: ANSWER <token> [message=<text>] [failed=1]".utf8))
+        let answer: Answer
+        do { answer = try Answer(req) } catch {
+            outbox.error(c, req.tag, error)
             return
         }
-        let token = req.fields[0].string
-        guard let reply = menus.answers.replies.answered(token, by: c, message: req.options["message"], failed: req.option("failed") == "1") else {
+        let token = answer.token
+        guard let reply = menus.answers.replies.answered(token, by: c, message: answer.message, failed: answer.failed) else {
             outbox.error(c, req.tag, "not-found", message: Array("no answer is awaited for \(token) from this connection".utf8))
             return
         }
