@@ -50,9 +50,7 @@ extension Request {
     /// `HELLO proto=1 role= name=`; `rootPushes: false` asks for no `* ROOT` (nor `* TOOLBAR`)
     /// pushes, for a connection on which nothing reads them.
     public static func hello(role: Role, name: String, rootPushes: Bool = true) -> Request {
-        var f: [RequestField] = [.option("proto", "1"), .option("role", role.rawValue), .option("name", name)]
-        if !rootPushes { f.append(.option("roots", "0")) }
-        return Request(.hello, f)
+        Hello(role: role, name: name, rootPushes: rootPushes).request
     }
 
     public static let ping = Request(.ping)

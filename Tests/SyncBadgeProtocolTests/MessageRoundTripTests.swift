@@ -167,6 +167,12 @@ private func b(_ s: String) -> [UInt8] { Array(s.utf8) }
         for a in [Answer(token: "t-1.x", message: b("line one\nline two \u{FF}"), failed: true), Answer(token: "r2")] {
             #expect(try Answer(Self.parse(a.request)) == a)
         }
+        for h in [Hello(role: .provider, name: "git", rootPushes: false), Hello(role: .viewer, name: "a b")] {
+            #expect(try Hello(Self.parse(h.request)) == h)
+        }
+        // What the daemon refuses reads as what is missing.
+        let unknownRole = try Hello(Self.parse(Request(.hello, [.option("proto", "2"), .option("role", "guest")])))
+        #expect(unknownRole == Hello(proto: "2", role: nil, name: nil))
         let t = ToolbarItem(name: "main ↑2", tooltip: "git", image: b("/i/g.svg"))
         #expect(try ToolbarItem(Self.parse(t.request)) == t)
         let badge = Badge(id: "mine", label: "Mine", glyph: "m", ascii: "m", color: "32", image: b("/i/m.svg"))

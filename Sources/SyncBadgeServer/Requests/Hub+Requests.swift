@@ -135,17 +135,18 @@ extension Hub {
     }
 
     func hello(_ req: WireRequest, _ c: Clients.ID) {
-        guard req.option("proto") == "1" else {
+        let hello = Hello(req)
+        guard hello.proto == "1" else {
             outbox.error(c, req.tag, Err("unsupported-version", supported: "1"))
             return
         }
-        guard let roleName = req.option("role"), let role = Role(rawValue: roleName) else {
+        guard let role = hello.role else {
             outbox.error(c, req.tag, "bad-request", message: Array("role must be viewer, provider or admin".utf8))
             return
         }
         clients[c]?.role = role
-        if let name = req.options["name"], !name.isEmpty { clients[c]?.name = String(decoding: name, as: UTF8.self) }
-        clients[c]?.wantsRootPushes = req.option("roots") != "0"
+        if let name = hello.name, !name.isEmpty { clients[c]?.name = name }
+        clients[c]?.wantsRootPushes = hello.rootPushes
         outbox.ok(c, req.tag, Ok(proto: 1, server: Hub.serverName, epoch: settings.epoch, caps: Hub.capabilities))
     }
 
