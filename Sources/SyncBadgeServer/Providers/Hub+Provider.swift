@@ -75,37 +75,13 @@ extension Hub {
         case .stale(let gen):
             return .success(Ok(stale: true, gen: gen))
         case .done(let gen):
-            // A tombstone whose deletion is synced goes, and with it whatever held it.
-            for (node, p) in dropped where held.releases.dropped(node) != nil {
-                guard let root = tree.root(containing: p)?.path, let rel = PathBytes.relativeComponents(p, under: root) else { continue }
-                held.leaseRows.append(StoreChanges.Lease(root: root, relativePath: Array(rel.joined(separator: [PathBytes.slash])), untilMs: nil))
-            }
-            noteSyncing(changed, set.state, by: c, leaseMs: leaseMs)
+            held.set(changed, dropped: dropped, state: set.state, by: c, leaseMs: leaseMs, nowMs: ports.clock.nowMs(), tree: &tree)
+            armReleaseTimer()
             return .success(Ok(gen: gen))
         }
     }
 
     // MARK: Syncing that outlives its provider
-
-    /// Remembers who holds the entries this SET reached (a recursive one skips stale and
-    /// ignored entries, which keep their holder): its connection, or a lease. Any SET ends the
-    /// lease or the restart hold it had.
-    func noteSyncing(_ changed: [StateTree.NodeID], _ state: SyncState, by c: Clients.ID, leaseMs: Int64?) {
-        let leases = held.releases.set(changed, state: state, by: c, leaseMs: leaseMs, nowMs: ports.clock.nowMs())
-        for l in leases { storeLease(l) }
-        // Paths that left `syncing` by a local change, or were removed, meanwhile.
-        withTree { t in held.releases.prune { t.isLive($0) && t.record($0).state == .syncing } }
-        armReleaseTimer()
-    }
-
-    /// A lease row for the next group commit.
-    func storeLease(_ change: SyncingReleases.LeaseChange) {
-        let row: StoreChanges.Lease? = withTree { t in
-            guard t.isLive(change.node), let root = t.root(containing: t.path(change.node))?.path else { return nil }
-            return StoreChanges.Lease(root: root, relativePath: t.relativePath(change.node), untilMs: change.untilMs)
-        }
-        if let row { held.leaseRows.append(row) }
-    }
 
     /// A provider's connection closed while the daemon runs: every path still `syncing` as it
     /// set it without a lease returns to `pending` (same gen, progress cleared, a message saying
@@ -130,13 +106,7 @@ extension Hub {
     /// At start, once the stored states are in: leases that ran out while the daemon was down
     /// are released, the others timed, and every other stored `syncing` is held for a while.
     func restoreReleases(_ stored: [StoreChanges.Lease]) {
-        var leases: [StateTree.NodeID: Int64] = [:]
-        for l in stored {
-            let path = l.relativePath.isEmpty ? l.root : PathBytes.join(l.root, l.relativePath)
-            if let id = tree.find(path), let until = l.untilMs { leases[id] = until } else { held.leaseRows.append(StoreChanges.Lease(root: l.root, relativePath: l.relativePath, untilMs: nil)) }
-        }
-        let (expired, forget) = held.releases.restored(syncing: tree.syncingEntries(), leases: leases, nowMs: ports.clock.nowMs())
-        for node in forget + expired { storeLease(.init(node: node, untilMs: nil)) }
+        let expired = held.restore(stored, nowMs: ports.clock.nowMs(), tree: &tree)
         release(expired, .leaseRanOut)
         if !held.leaseRows.isEmpty { scheduleCommit() }
         armReleaseTimer()
@@ -160,12 +130,9 @@ extension Hub {
     }
 
     func releaseTimerFired() {
-        let due = held.releases.fired(nowMs: ports.clock.nowMs())
-        for (node, reason) in due where reason == .leaseRanOut { storeLease(.init(node: node, untilMs: nil)) }
-        let leased = due.filter { $0.reason == .leaseRanOut }.map(\.node)
-        let holds = due.filter { $0.reason == .providerDidNotComeBack }.map(\.node)
-        release(leased, .leaseRanOut)
-        release(holds, .providerDidNotComeBack)
+        let due = held.fired(nowMs: ports.clock.nowMs(), tree: &tree)
+        release(due.leased, .leaseRanOut)
+        release(due.held, .providerDidNotComeBack)
         if !held.leaseRows.isEmpty { scheduleCommit() }
         armReleaseTimer()
     }

@@ -208,8 +208,7 @@ extension Hub {
         watcher?.removeRoot(p)
         tree.removeRoot(path: p)
         // What held its `syncing` entries goes with them (their lease rows with the root's row).
-        held.releases.forget { !tree.isLive($0) }
-        held.leaseRows.removeAll { $0.root == p }
+        held.rootRemoved(p, tree: &tree)
         armReleaseTimer()
         if let owner = claimant, let push = menus.toolbars.unclaimed(owner) { pushToolbar(push) }
         sets.forgetRoot(p)
