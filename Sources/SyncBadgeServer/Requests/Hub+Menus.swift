@@ -130,23 +130,11 @@ extension Hub {
             items = menus.items(of: provider, kind: kind, states: states)
         }
         if kind == "items" && !sel.nodes.isEmpty {
-            items += BuiltinMenu.items(states: states, ignoredByFile: sel.nodes.map { ignoredByFile($0, root: sel.root) })
+            let ignoredByFile = roots[sel.root].map { root in sel.nodes.map { BuiltinActions.ignoredByFile($0, root: root, tree: &tree) } }
+            items += BuiltinMenu.items(states: states, ignoredByFile: ignoredByFile ?? sel.nodes.map { _ in false })
         }
         for item in items { outbox.write(c, item.wireLine(head: req.tag)) }
         outbox.ok(c, req.tag)
-    }
-
-    /// Whether the root's `.syncbadgeignore` (not the built-in patterns) ignores the entry or
-    /// one of its ancestors.
-    func ignoredByFile(_ id: StateTree.NodeID, root: [UInt8]) -> Bool {
-        guard let file = roots[root]?.ignoreFile else { return false }
-        let rules = IgnoreRules(fileContents: file, defaults: false)
-        let rel = PathBytes.relativeComponents(tree.path(id), under: root) ?? []
-        for n in 1...max(1, rel.count) where n <= rel.count {
-            let isDir = n < rel.count || tree.record(id).kind == .dir
-            if rules.matches(Array(rel.prefix(n)), isDir: isDir) { return true }
-        }
-        return false
     }
 
     /// `ACTION`; false when the answer waits for the provider's `ANSWER` (1.2, `reply=1`): the
@@ -174,12 +162,7 @@ extension Hub {
         case BuiltinMenu.details:
             // Without selected paths, the details are the target's.
             let nodes = sel.nodes.isEmpty ? sel.target.flatMap { tree.find($0) }.map { [$0] } ?? [] : sel.nodes
-            let text = nodes.map { n -> String in
-                let r = tree.record(n)
-                let details = "state=\(tree.reportedState(n).name) gen=\(r.gen) progress=\(r.progress.map(String.init) ?? "-") message=\(r.message ?? "-")"
-                return nodes.count > 1 ? "\(PathBytes.display(tree.path(n))): \(details)" : details
-            }.joined(separator: "; ")
-            outbox.ok(c, req.tag, Ok(message: Array(text.utf8)))
+            outbox.ok(c, req.tag, Ok(message: Array(BuiltinActions.details(nodes, tree: &tree).utf8)))
         case BuiltinMenu.ignore, BuiltinMenu.unignore:
             return editIgnoreFile(req, c, sel, ignore: actionID == BuiltinMenu.ignore)
         default:
@@ -266,23 +249,13 @@ extension Hub {
     /// (`fileWork`), not the event loop; false while it is (the client's later requests wait).
     func editIgnoreFile(_ req: WireRequest, _ c: Clients.ID, _ sel: Selection, ignore: Bool) -> Bool {
         guard let root = roots[sel.root] else { return true }
-        let rels = sel.nodes.compactMap { n -> [UInt8]? in
-            let r = tree.relativePath(n)
-            return r.isEmpty ? nil : r
-        }
-        guard rels.count == sel.nodes.count else {
-            outbox.error(c, req.tag, "bad-request", message: Array("a root cannot ignore itself".utf8))
+        let updated: [UInt8]
+        switch BuiltinActions.editedIgnoreFile(sel.nodes, root: root, ignore: ignore, tree: &tree) {
+        case .failure(let refused):
+            outbox.error(c, req.tag, refused)
             return true
+        case .success(let file): updated = file
         }
-        let current = root.ignoreFile ?? []
-        let defaults = root.ignoreDefaults
-        let kinds = Dictionary(uniqueKeysWithValues: zip(rels, sel.nodes.map { tree.record($0).kind }))
-        let updated = ignore
-            ? IgnoreFileEdit.ignore(current, paths: rels)
-            : IgnoreFileEdit.unignore(current, paths: rels) { text, rel in
-                IgnoreRules(fileContents: text, defaults: defaults)
-                    .matches(rel.split(separator: PathBytes.slash), isDir: kinds[rel] == .dir)
-            }
         let file = PathBytes.join(sel.root, IgnoreRules.fileName)
         let rootPath = sel.root
         fileWork {
