@@ -44,7 +44,7 @@ let package = Package(
         // and answers. No Foundation and no I/O, so every Swift client can link it.
         .target(name: "SyncBadgeProtocol", swiftSettings: strict),
         .target(name: "SyncBadgeCore", dependencies: ["SyncBadgeProtocol"], swiftSettings: strict),
-        // What crosses from the watcher thread to the engine (`WatcherMessage`, the `WatcherControl`
+        // What crosses from the watcher thread to the hub (`WatcherMessage`, the `WatcherControl`
         // port, `FileStat`): pure values and one lstat, so that the server links no libinotifytools.
         .target(
             name: "SyncBadgeWatchEvents",

@@ -78,8 +78,9 @@ public final class Connection {
     @discardableResult
     public func hello(role: Role, name: String, rootPushes: Bool = true, timeout: Double? = nil) throws -> Reply {
         let reply = try request(.hello(role: role, name: name, rootPushes: rootPushes), timeout: timeout)
-        epoch = reply.ok.option("epoch") ?? ""
-        capabilities = (reply.ok.option("caps") ?? "").split(separator: ",").map(String.init)
+        let ok = Ok(reply.ok)
+        epoch = ok?.epoch ?? ""
+        capabilities = ok?.caps ?? []
         return reply
     }
 
@@ -139,7 +140,8 @@ public final class Connection {
             switch m.messageKind {
             case .ok: return Reply(data: data, ok: m)
             case .err:
-                throw ClientError.server(code: m.fields.first?.string ?? "?", message: m.option("message"))
+                let err = Err(m)
+                throw ClientError.server(code: err?.code ?? "?", message: err?.messageText)
             default: data.append(m)
             }
         }
@@ -218,7 +220,7 @@ public final class Connection {
         guard let m = WireMessage(line: line) else {
             throw ClientError.malformed(String(decoding: line, as: UTF8.self))
         }
-        if m.isPush && m.messageKind == .bye { closedReason = m.fields.first?.string }
+        if m.isPush, let bye = Bye(m) { closedReason = bye.reason }
         return m
     }
 }

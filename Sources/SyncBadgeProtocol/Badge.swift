@@ -1,5 +1,7 @@
 /// One badge: what `BADGES` serves and clients draw.
-public struct Badge: Sendable, Equatable {
+public struct Badge: MessageLine {
+    public static let kind = MessageKind.badge
+
     public var id: String
     public var label: String
     public var glyph: String
@@ -25,10 +27,30 @@ public struct Badge: Sendable, Equatable {
                   color: m.option("color") ?? "0", image: m.options["image"])
     }
 
-    /// The `BADGE` data line's fields after the tag.
-    public func wireLine(tag: String) -> WireLine {
-        var line = WireLine(tag)
-        line.word(MessageKind.badge.rawValue)
+    /// `DEFINE-BADGE <id> label= glyph= ascii= color= [image=]`: a provider's badge.
+    public var definition: Request {
+        var f: [RequestField] = [.word(id), .option("label", label), .option("glyph", glyph), .option("ascii", ascii), .option("color", color)]
+        if let image { f.append(.option("image", image)) }
+        return Request(.defineBadge, f)
+    }
+
+    /// Reads `DEFINE-BADGE`; `ERR bad-request` for a missing id or field, `ERR bad-path` for an
+    /// image that is not an absolute normalised path.
+    public init(definition req: WireRequest) throws(Err) {
+        guard req.fields.count == 1, let id = req.fields.first?.bytes, WireParser.isID(id) else {
+            throw Err("bad-request", message: "usage: DEFINE-BADGE <id> label= glyph= ascii= color= [image=]")
+        }
+        guard let label = req.option("label"), let glyph = req.option("glyph"), let ascii = req.option("ascii"),
+              let color = req.option("color"), !label.isEmpty, !glyph.isEmpty, !ascii.isEmpty, !color.isEmpty
+        else { throw Err("bad-request", message: "label, glyph, ascii and color are required") }
+        let image = req.options["image"]
+        if let image, !PathBytes.isNormalizedAbsolute(image) { throw Err("bad-path", message: image) }
+        self.init(id: String(decoding: id, as: UTF8.self), label: label, glyph: glyph, ascii: ascii, color: color, image: image)
+    }
+
+    /// The `BADGE` data line, or the `* BADGE` push.
+    public func wireLine(head: String) -> WireLine {
+        var line = Self.start(head)
         line.word(id)
         line.option("label", label)
         line.option("glyph", glyph)

@@ -1,7 +1,9 @@
 /// `* CHANGED <path> gen=<n> what=create|modify|delete|move [from=<path>]`: a provider's
 /// change feed (`SUBSCRIBE-CHANGES`).
-public struct Changed: Sendable, Equatable {
-    public enum What: String, Sendable {
+public struct Changed: MessageLine {
+    public static let kind = MessageKind.changed
+
+    public enum What: String, Sendable, CaseIterable {
         case create, modify, delete, move
     }
 
@@ -25,5 +27,14 @@ public struct Changed: Sendable, Equatable {
         gen = m.option("gen").flatMap { UInt64($0) }
         what = m.option("what").flatMap(What.init(rawValue:))
         from = m.options["from"]
+    }
+
+    public func wireLine(head: String) -> WireLine {
+        var line = Self.start(head)
+        line.field(path)
+        if let gen { line.option("gen", String(gen)) }
+        if let what { line.option("what", what.rawValue) }
+        if let from { line.option("from", from) }
+        return line
     }
 }

@@ -79,7 +79,9 @@ public enum ItemLine {
     }
 }
 
-extension Item {
+extension Item: MessageLine {
+    public static let kind = MessageKind.item
+
     public func wireLine(head: String) -> WireLine {
         guard let state, let gen else { return Self.outsideLine(head: head, path: path, kind: kind) }
         var bytes: [UInt8] = []

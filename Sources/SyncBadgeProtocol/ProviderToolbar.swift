@@ -1,6 +1,8 @@
 /// One `TOOLBAR` line: a provider's toolbar item (`TOOLBAR name= tooltip= provider= [image=]`),
 /// or, pushed, its removal (`* TOOLBAR provider=<name> removed`).
-public struct ProviderToolbar: Sendable, Equatable {
+public struct ProviderToolbar: MessageLine {
+    public static let kind = MessageKind.toolbar
+
     /// The provider's name.
     public var provider: String
     /// Nil once the provider's item is gone.
@@ -25,8 +27,7 @@ public struct ProviderToolbar: Sendable, Equatable {
     }
 
     public func wireLine(head: String) -> WireLine {
-        var line = WireLine(head)
-        line.word(MessageKind.toolbar.rawValue)
+        var line = Self.start(head)
         guard let item else {
             line.option("provider", provider)
             line.word(Self.removedWord)

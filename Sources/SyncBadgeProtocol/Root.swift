@@ -1,6 +1,8 @@
 /// One `ROOT` line: `ROOT <path> <state>|removed [provider=] watches=<n> [scanning=1]
 /// [degraded=] [message=]`, an answer to `ROOTS` or a `* ROOT` push.
-public struct Root: Sendable, Equatable {
+public struct Root: MessageLine {
+    public static let kind = MessageKind.root
+
     public var path: [UInt8]
     /// The root's roll-up; nil once it is no root any more (`removed`, pushes only).
     public var state: SyncState?
@@ -44,4 +46,19 @@ public struct Root: Sendable, Equatable {
         degraded = m.option("degraded")
         message = m.option("message")
     }
+
+    public func wireLine(head: String) -> WireLine {
+        var line = Self.start(head)
+        line.field(path)
+        line.word(stateName)
+        if let provider { line.option("provider", provider) }
+        if let watches { line.option("watches", String(watches)) }
+        if scanning { line.option("scanning", "1") }
+        if let degraded { line.option("degraded", degraded) }
+        if let message { line.option("message", message) }
+        return line
+    }
+
+    /// `ROOT <path> removed`: it is no root any more.
+    public static func removed(_ path: [UInt8]) -> Root { Root(path: path, state: nil) }
 }

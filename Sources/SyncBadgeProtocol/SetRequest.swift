@@ -41,6 +41,41 @@ public struct SetRequest: Sendable, Equatable, CustomStringConvertible {
         return Request(.set, f)
     }
 
+    public static let usage = "usage: SET <state> <path> [gen=] [progress=] [message=] [badge=] [recursive=1]"
+
+    /// Reads a `SET` request, as the daemon checks it: `ERR bad-request` for a missing or unknown
+    /// state or a bad option, `ERR bad-path` for a path that is not absolute and normalised.
+    /// `lease=` counts on a `syncing` only (1.2, `lease`); on another state it is ignored.
+    public init(_ req: WireRequest) throws(Err) {
+        guard req.fields.count == 2, !req.fields[0].isPath, let state = SyncState(name: req.fields[0].string) else {
+            throw Err("bad-request", message: Self.usage)
+        }
+        let path = req.fields[1].bytes
+        guard PathBytes.isNormalizedAbsolute(path) else { throw Err("bad-path", message: path) }
+        self.init(state, path)
+        if let g = req.option("gen") {
+            guard let gen = UInt64(g) else { throw Err("bad-request", message: "gen must be a number") }
+            self.gen = gen
+        }
+        if let p = req.option("progress") {
+            guard let n = UInt8(p), n <= 100 else { throw Err("bad-request", message: "progress must be 0-100") }
+            progress = n
+        }
+        message = req.option("message")
+        if let b = req.options["badge"] {
+            guard WireParser.isID(b) else { throw Err("bad-request", message: "bad badge id") }
+            badge = String(decoding: b, as: UTF8.self)
+        }
+        recursive = req.option("recursive") == "1"
+        if state == .syncing, let l = req.option("lease") {
+            // Digits only: Int would also take a sign.
+            guard l.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seconds = Int(l), (1...86_400).contains(seconds) else {
+                throw Err("bad-request", message: "lease must be 1-86400 seconds")
+            }
+            lease = seconds
+        }
+    }
+
     /// For logs: the request as its line reads, without the tag.
     public var description: String {
         String(decoding: request.wireLine(tag: "").bytes.dropFirst(), as: UTF8.self)

@@ -69,7 +69,7 @@ public final class Daemon {
     let storeThread: NIOThreadPool
     /// Where the hub looks at and writes files (`lstat`, the ignore file), off the event loop.
     let fileThread: NIOThreadPool
-    let engine: NIOLoopBound<Hub>
+    let hub: NIOLoopBound<Hub>
     let watcher: any StoppableWatcher
     /// Held for the daemon's lifetime (see `SocketDirectory.lock`).
     let lockDescriptor: Int32
@@ -99,41 +99,28 @@ public final class Daemon {
         self.fileThread = fileThread
         let loop = group.next()
         let statePath = Array(PathBytes.absolute(Array(config.stateDirectory.utf8), cwd: Array(FileManager.default.currentDirectoryPath.utf8)))
-        let engine = try loop.submit {
-            NIOLoopBound(try Hub(loop: loop, store: store, storeRunner: storeThread, fileRunner: fileThread, badges: badges, privatePaths: [statePath],
+        let hub = try loop.submit {
+            NIOLoopBound(try Hub(loop: loop, store: store, storeThread: storeThread, fileThread: fileThread, badges: badges, privatePaths: [statePath],
                                     timers: Timers(answer: .milliseconds(config.answerTimeoutMs), restartHoldMs: config.restartHoldMs),
                                     logger: logger), eventLoop: loop)
         }.wait()
-        self.engine = engine
+        self.hub = hub
         // Before any socket: libinotifytools selects on its descriptor, which must stay below 1024.
         let inbox = EventInbox()
         self.watcher = try startWatcher(Array(config.stateDirectory.utf8), logger) { events in
-            if inbox.post(events) { engine.eventLoop.execute { Self.drain(inbox, into: engine) } }
+            if inbox.post(events) { hub.eventLoop.execute { Self.drain(inbox, into: hub) } }
         }
         let watcher = self.watcher
-        try loop.submit { engine.value.watcher = watcher }.wait()
-        try Hub.restoreStoredRoots(engine, store: store)
+        try loop.submit { hub.value.watcher = watcher }.wait()
+        try Hub.restoreStoredRoots(hub, store: store)
     }
 
     /// Applies a slice of the watcher's backlog, then yields to the sockets before the next:
     /// in an event storm, requests are still answered between slices.
-    static func drain(_ inbox: EventInbox, into engine: NIOLoopBound<Hub>) {
+    static func drain(_ inbox: EventInbox, into hub: NIOLoopBound<Hub>) {
         let (events, more) = inbox.take(max: EventInbox.slice)
-        engine.value.apply(events)
-        if more { engine.eventLoop.execute { drain(inbox, into: engine) } }
-    }
-
-    /// A function that applies events as if the watcher had reported them, returning once they
-    /// are applied (pushed, and queued for the store). The fast-forward soak (`syncbadge-soak`)
-    /// drives the whole daemon this way, millions of events faster than a file system makes them.
-    @_spi(Soak) public func injector() -> @Sendable ([WatcherMessage]) throws -> Void {
-        let engine = self.engine
-        return { events in
-            let applied = engine.eventLoop.makePromise(of: Void.self)
-            // A watcher's batch opens with the identities it read; these events come with none.
-            engine.eventLoop.execute { engine.value.apply([.identities([:])] + events, then: applied) }
-            try applied.futureResult.wait()
-        }
+        hub.value.apply(events)
+        if more { hub.eventLoop.execute { drain(inbox, into: hub) } }
     }
 
     static func loadBadges(_ dir: String) throws -> [Badge] {
@@ -155,7 +142,7 @@ public final class Daemon {
     /// libdispatch's worker pool, which arms a monitor timer that wakes the process every second
     /// for good once a worker thread exists, and an idle daemon must not wake at all.
     public func run(waitForStop: () -> Void) throws {
-        let engine = self.engine
+        let hub = self.hub
         let uid = getuid()
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 512)
@@ -170,8 +157,7 @@ public final class Daemon {
                         try channel.pipeline.syncOperations.addHandler(Refuse())
                         return
                     }
-                    let e = engine.value
-                    let session = Session(hub: e, peerPID: cred.pid)
+                    let session = Session(hub: hub.value, peerPID: cred.pid)
                     try channel.pipeline.syncOperations.addHandler(session)
                 }
             }
@@ -191,15 +177,15 @@ public final class Daemon {
         // No new connections first: a client told goodbye that reconnects at once must reach
         // the next daemon, not this one on its way out.
         try? server.close().wait()
-        try engine.eventLoop.submit { engine.value.shutdown() }.wait()
+        try hub.eventLoop.submit { hub.value.shutdown() }.wait()
         watcher.shutdown()
         // What changed after the commit under way (a registration's rows, changes that came in
         // while it ran) is written too, so the next start restores it instead of rescanning
         // for it. Bounded: a store that keeps failing is not waited for.
         let flushed = DispatchSemaphore(value: 0)
         let logger = self.logger
-        engine.eventLoop.execute {
-            engine.value.scheduleCommit { result in
+        hub.eventLoop.execute {
+            hub.value.scheduleCommit { result in
                 if case .failure(let e) = result {
                     logger.error("stopping with changes not stored", metadata: ["error": "\(e)"])
                 }

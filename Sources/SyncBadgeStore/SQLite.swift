@@ -22,7 +22,7 @@ private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 /// One connection to SQLite: not thread-safe by itself (opened `SQLITE_OPEN_NOMUTEX`); `Store`
 /// keeps it in a `Mutex`, so one thread at a time uses it, which is what SQLite's multi-thread
 /// mode asks.
-final class Connection {
+final class Database {
     let handle: OpaquePointer
     /// Prepared once per connection: the group commit runs the same few statements per batch.
     private var cache: [String: Statement] = [:]
@@ -59,7 +59,7 @@ final class Connection {
         var s: OpaquePointer?
         let rc = sqlite3_prepare_v3(handle, sql, -1, 0, &s, nil)
         guard rc == SQLITE_OK, let s else { throw error(rc, sql) }
-        return Statement(s, connection: self, sql: sql)
+        return Statement(s, database: self, sql: sql)
     }
 
     /// A statement prepared on first use and kept, reset and cleared for this use.
@@ -114,22 +114,18 @@ final class Connection {
         while try s.step() { names.append(s.text(0) ?? "") }
         return names
     }
-
-    func tableExists(_ name: String) throws -> Bool {
-        (try int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?") { $0.bind(1, name) } ?? 0) > 0
-    }
 }
 
 /// A prepared statement: bind by 1-based index, step, read columns by 0-based index.
 final class Statement {
     private var handle: OpaquePointer?
-    // Unowned: a statement never outlives its connection, which finalizes the cached ones.
-    private unowned let connection: Connection
+    // Unowned: a statement never outlives its database, which finalizes the cached ones.
+    private unowned let database: Database
     let sql: String
 
-    init(_ handle: OpaquePointer, connection: Connection, sql: String) {
+    init(_ handle: OpaquePointer, database: Database, sql: String) {
         self.handle = handle
-        self.connection = connection
+        self.database = database
         self.sql = sql
     }
 
@@ -174,7 +170,7 @@ final class Statement {
         case SQLITE_DONE: return false
         case let rc:
             // The statement's own error; reset so that a cached statement does not keep it.
-            let e = connection.error(rc, sql)
+            let e = database.error(rc, sql)
             sqlite3_reset(handle)
             throw e
         }

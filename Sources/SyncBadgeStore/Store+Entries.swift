@@ -17,7 +17,7 @@ extension Store {
         }
     }
 
-    static func write(_ changes: StoreChanges, _ db: Connection) throws {
+    static func write(_ changes: StoreChanges, _ db: Database) throws {
         var rootIDs: [[UInt8]: Int64?] = [:]
         func rootID(_ path: [UInt8], create: Bool) throws -> Int64? {
             if let cached = rootIDs[path], cached != nil || !create { return cached }

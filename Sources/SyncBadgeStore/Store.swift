@@ -24,13 +24,13 @@ public struct StoredRoot: Sendable, Equatable {
 /// mutex); no Foundation, so the daemon carries neither Foundation's internationalization nor
 /// ICU's data (docs/PACKAGING.md, "Binary size").
 public final class Store: Sendable {
-    let db: Mutex<Connection>
+    let db: Mutex<Database>
     let logger: Logger
 
     /// Opens (creating) `<directory>/state.sqlite`.
     public init(directory: String, logger: Logger) throws {
         try Self.makeDirectory(directory)
-        let connection = try Connection(path: directory + "/state.sqlite")
+        let connection = try Database(path: directory + "/state.sqlite")
         // WAL: readers never block the writer; FULL: an acknowledged write survives power loss.
         // The first statement reads the file's header: a file that is not a database fails here.
         try connection.execute("PRAGMA journal_mode = WAL")
@@ -97,7 +97,7 @@ public final class Store: Sendable {
     /// A step of the schema, applied once, in order, each in its own transaction.
     struct Migration: Sendable {
         let identifier: String
-        let apply: @Sendable (Connection) throws -> Void
+        let apply: @Sendable (Database) throws -> Void
     }
 
     /// The applied migrations are listed in `grdb_migrations`, the table GRDB's migrator kept
@@ -156,7 +156,7 @@ public final class Store: Sendable {
     /// Applies the migrations not yet applied (all of them, or those up to `target`), and
     /// returns those that were applied before.
     @discardableResult
-    static func migrate(_ db: Connection, upTo target: String? = nil, logger: Logger) throws -> Set<String> {
+    static func migrate(_ db: Database, upTo target: String? = nil, logger: Logger) throws -> Set<String> {
         try db.execute("CREATE TABLE IF NOT EXISTS \(migrationsTable) (identifier TEXT NOT NULL PRIMARY KEY)")
         var applied = Set<String>()
         let read = try db.prepare("SELECT identifier FROM \(migrationsTable)")
@@ -190,7 +190,7 @@ public final class Store: Sendable {
 
     /// `syncbadge_identity_digest(inode, size, mtimeNs, ctimeNs)`: the v2 migration's digest of
     /// a v1 row's identity; NULL when any field is.
-    static func registerIdentityDigest(_ db: Connection) throws {
+    static func registerIdentityDigest(_ db: Database) throws {
         let rc = sqlite3_create_function_v2(
             db.handle, "syncbadge_identity_digest", 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil,
             { context, count, values in
@@ -242,16 +242,6 @@ public final class Store: Sendable {
     public func lastGen() throws -> UInt64 {
         try db.withLock { db in
             try UInt64(bitPattern: db.int("SELECT value FROM meta WHERE key = 'lastGen'") ?? 0)
-        }
-    }
-
-    public func saveLastGen(_ gen: UInt64) throws {
-        try db.withLock { db in
-            try db.transaction {
-                let s = try db.cached("INSERT INTO meta (key, value) VALUES ('lastGen', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
-                s.bind(1, Int64(bitPattern: gen))
-                try s.run()
-            }
         }
     }
 }

@@ -1,7 +1,7 @@
 import Logging
 
-/// What the engine asks of the watcher thread. A port: the daemon passes the real `Watcher`,
-/// engine tests a fake, and the server never links the watcher (nor libinotifytools).
+/// What the hub asks of the watcher thread. A port: the daemon passes the real `Watcher`,
+/// the hub's tests a fake, and the server never links the watcher (nor libinotifytools).
 public protocol WatcherControl: AnyObject, Sendable {
     /// `identities`: a stored root, whose files the scan reads the identities of.
     func addRoot(_ path: [UInt8], token: UInt64, identities: Bool)

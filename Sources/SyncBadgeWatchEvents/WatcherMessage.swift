@@ -1,7 +1,7 @@
 import SyncBadgeCore
 
-/// What the watcher thread tells the engine, in order: the file events the kernel reported,
-/// and the answers to the engine's commands (a root's scan, a barrier) in their place among
+/// What the watcher thread tells the hub, in order: the file events the kernel reported,
+/// and the answers to the hub's commands (a root's scan, a barrier) in their place among
 /// them, so that an answer is applied after every event that came before it.
 public enum WatcherMessage: Sendable {
     /// A file, link or other entry was created or changed, or a directory's attributes changed.

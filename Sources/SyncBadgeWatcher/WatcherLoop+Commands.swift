@@ -6,7 +6,7 @@ import Logging
 import SyncBadgeCore
 import SyncBadgeWatchEvents
 
-/// The engine's commands to the watcher thread (add or remove a root, a barrier, a change of
+/// The hub's commands to the watcher thread (add or remove a root, a barrier, a change of
 /// mounts, shutdown), run in order between inotify events; answers go back as messages in
 /// their place among the events.
 extension WatcherLoop {

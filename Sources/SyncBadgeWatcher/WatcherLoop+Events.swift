@@ -6,7 +6,7 @@ import Logging
 import SyncBadgeCore
 import SyncBadgeWatchEvents
 
-/// Turning raw inotify events into `WatcherMessage`s (the engine's commands: WatcherLoop+Commands).
+/// Turning raw inotify events into `WatcherMessage`s (the hub's commands: WatcherLoop+Commands).
 extension WatcherLoop {
     func has(_ mask: UInt32, _ flag: Int32) -> Bool { mask & UInt32(flag) != 0 }
 

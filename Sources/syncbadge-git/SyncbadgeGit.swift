@@ -64,10 +64,10 @@ struct Run: ParsableCommand {
         let file = ReposFile.path(environment: env)
         let cwd = FileManager.default.currentDirectoryPath
         let repos = repositories.map { $0.hasPrefix("/") ? $0 : cwd + "/" + $0 }
-        let engine = try GitEngine(socketPath: socketPath, repositories: repos, reposFile: file, home: env["HOME"] ?? "/",
-                                   git: ProcessGitRunner(environment: env), logger: logger)
+        let provider = try GitProvider(socketPath: socketPath, repositories: repos, reposFile: file, home: env["HOME"] ?? "/",
+                                     git: ProcessGitRunner(environment: env), logger: logger)
         logger.info("following the working trees in \(file)\(repos.isEmpty ? "" : " and \(repos.joined(separator: ", "))") for syncbadged at \(socketPath)")
-        engine.run()
+        provider.run()
     }
 }
 

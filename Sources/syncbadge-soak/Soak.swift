@@ -12,7 +12,7 @@ import SyncBadgeWatcher
 import SyncBadgeWatchEvents
 
 /// The fast-forward soak: the real daemon (socket, sessions, state tree, store) in this
-/// process, fed millions of synthetic file events straight into its engine instead of
+/// process, fed millions of synthetic file events straight into its hub instead of
 /// through inotify, while real clients observe, churn connections and sync over the socket.
 /// Nothing may grow: RSS flat after warm-up, fds, observations and tombstones back to what
 /// they were.
@@ -24,7 +24,7 @@ struct Soak: ParsableCommand {
         discussion: """
             Runs the daemon in this process on a temporary socket and directory tree, injects \
             synthetic file events (create, modify, delete, move, directories appearing and \
-            vanishing) into its engine in batches, while observers read pushes, other clients \
+            vanishing) into its hub in batches, while observers read pushes, other clients \
             connect, OBSERVE and hang up, and a provider keeps syncing everything pending. \
             A line of figures every tenth of the run; exit status 1 when a check fails:
               - RSS grows less than --max-growth percent after warm-up (20 % of the events),
@@ -143,7 +143,7 @@ struct Plan: Sendable {
         }
         // Clients that come and go: OBSERVE, read a little, then UNOBSERVE and BYE, or just hang up.
         threads.append(Thread {
-            var rng = SplitMix(seed: seed ^ 0xC0FFEE)
+            var rng = SplitMix64(seed: seed ^ 0xC0FFEE)
             while shared.isRunning {
                 do {
                     let c = try connect(socket, .viewer, "soak-churn")
@@ -178,7 +178,7 @@ struct Plan: Sendable {
         print("soak: \(events) events over \(dirs)×\(files) names, \(observers) observers, batches of \(batch)")
         print("baseline: rss \(mib(residentBytes())), fds \(baseFDs), \(describe(baseline))")
 
-        var rng = SplitMix(seed: seed)
+        var rng = SplitMix64(seed: seed)
         var generator = EventGenerator(root: Array(root.utf8), dirs: dirs, files: files)
         let start = Date()
         var warm = 0
@@ -262,8 +262,8 @@ func syncPending(_ c: Connection, root: String, limit: Int) throws -> Int {
     let pending = try c.request(Request(.changes, [.path(Array(root.utf8))]), timeout: 60).data.prefix(limit)
     var tags: [String] = []
     for item in pending {
-        guard let path = item.fields.first(where: \.isPath)?.bytes, let gen = item.option("gen").flatMap({ UInt64($0) }) else { continue }
-        tags.append(try c.send(SetRequest(.synced, path, gen: gen).request))
+        guard let item = Item(item), let gen = item.gen else { continue }
+        tags.append(try c.send(SetRequest(.synced, item.path, gen: gen).request))
     }
     for t in tags {
         do { _ = try c.reply(to: t, timeout: 60) } catch ClientError.server(code: SetOutcome.notFoundCode, _) {}
@@ -286,8 +286,8 @@ func connect(_ socket: String, _ role: Role, _ name: String, patience: Double = 
 
 func stats(_ c: Connection) throws -> [String: Int] {
     var out: [String: Int] = [:]
-    for line in try c.request(Request(.stats), timeout: 60).data where line.fields.count >= 2 {
-        out[line.fields[0].string] = Int(line.fields[1].string)
+    for stat in try c.request(Request(.stats), timeout: 60).data.compactMap(Stat.init) {
+        out[stat.key] = stat.value
     }
     return out
 }
@@ -316,18 +316,6 @@ func makeTemporaryDirectory() throws -> String {
     return String(cString: p)
 }
 
-/// A small deterministic generator (SplitMix64): the same seed makes the same run.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Synthetic events over a bounded namespace, so that a correct daemon's state stays bounded:
 /// `root/d<i>/f<j>` files and one `root/d<i>/sub` directory per directory, each of which may
@@ -351,7 +339,7 @@ struct EventGenerator {
     func file(_ i: Int) -> [UInt8] { dir(i / files) + Array("/f\(i % files)".utf8) }
     func sub(_ d: Int) -> [UInt8] { dir(d) + Array("/sub".utf8) }
 
-    mutating func next(_ rng: inout SplitMix) -> WatcherMessage {
+    mutating func next(_ rng: inout SplitMix64) -> WatcherMessage {
         let roll = rng.next() % 100
         let i = Int(rng.next() % UInt64(dirs * files))
         switch roll {

@@ -89,7 +89,7 @@ struct SyncbadgeSyncthing: AsyncParsableCommand {
             Self.fail("\(endpoint) (from \(origin)): \(error)")
         }
         if let tunnel = api.tunnel { StopSignals.remove(socket: tunnel.socketPath, directory: tunnel.directory) }
-        let provider = SyncthingProvider(api: api, daemon: SocketBadgeDaemon(socketPath: socketPath, name: "syncthing"),
+        let provider = SyncthingProvider(api: api, daemon: ThreadedBadgeDaemon(socketPath: socketPath, name: "syncthing"),
                                      socketPath: socketPath, folders: folders, origin: "\(endpoint) (from \(origin))", logger: logger)
         logger.info("following Syncthing at \(endpoint) (from \(origin)) for syncbadged at \(socketPath)")
         do {

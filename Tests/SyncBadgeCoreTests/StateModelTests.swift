@@ -80,7 +80,7 @@ import Testing
 
 // MARK: - PRNG
 
-/// The model test's generator: the suite's SplitMix64 (TestSupport.swift) plus a picker.
+/// The model test's generator: Core's SplitMix64 plus a picker.
 extension SplitMix64 {
     mutating func pick<T>(_ xs: [T]) -> T? { xs.isEmpty ? nil : xs[below(xs.count)] }
 }

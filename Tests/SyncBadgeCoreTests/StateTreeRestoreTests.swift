@@ -39,7 +39,7 @@ import Testing
         #expect(restored.children(restored.find(Self.root)!).count == tree.children(tree.find(Self.root)!).count)
     }
 
-    /// The daemon restores in chunks while the store reads the next (`Engine.restoreStoredRoots`):
+    /// The daemon restores in chunks while the store reads the next (`Hub.restoreStoredRoots`):
     /// any split gives the tree that one chunk gives, the chain of directories crossing chunks.
     @Test func aRestoreInChunksBuildsTheSameTree() throws {
         var tree = StateTree()
@@ -84,5 +84,15 @@ import Testing
         let f = try #require(restored.find(b("/r/a/f")))
         #expect(restored.record(f).state == .pending)
         #expect(restored.view(restored.find(Self.root)!).counts?[.pending] == 1)
+    }
+}
+
+extension StateTree {
+    /// The daemon's chunked restore (`Hub.restoreStoredRoots`: begin, a chunk at a time, finish)
+    /// in one call. Here, not in Core: only these tests restore a root from one chunk.
+    mutating func restoreRoot(path: [UInt8], entries: StoredEntries, rules: IgnoreRules) {
+        var restore = beginRestore(path: path, rules: rules, entries: entries.count)
+        self.restore(entries, into: &restore)
+        finishRestore(restore)
     }
 }

@@ -73,6 +73,38 @@ import SyncBadgeCore
         #expect(WireMessage(line: built.bytes) == m, "\(c)")
     }
 
+    /// Whether `m` reads as `type` and, written again, reads back the same.
+    static func roundTrips<T: MessageLine>(_ m: WireMessage, as type: T.Type) -> Bool {
+        guard let value = T(m), let again = WireMessage(line: value.wireLine(head: m.head).bytes) else { return false }
+        return T(again) == value
+    }
+
+    /// Each line read as its one type (a request as `Request`, a `SET` as `SetRequest` too; an
+    /// answer or push as its `MessageKind`'s type) and written again reads back the same.
+    @Test(arguments: cases("line"))
+    func linesReadAsTheirTypes(_ c: Case) throws {
+        let raw = Self.bytes(c.columns[1])
+        let m = try #require(WireMessage(line: raw), "\(c)")
+        if !m.isPush, Verb(rawValue: m.kind) != nil {
+            guard case .request(let w) = WireParser.parse(raw) else {
+                Issue.record("\(c): not a request")
+                return
+            }
+            let request = try #require(Request(w), "\(c)")
+            guard case .request(let again) = WireParser.parse(request.wireLine(tag: w.tag).bytes) else {
+                Issue.record("\(c): written again, not a request")
+                return
+            }
+            #expect(again == w, "\(c)")
+            if request.verb == .set { #expect(try SetRequest(again) == SetRequest(w), "\(c)") }
+        } else {
+            let kind = try #require(m.messageKind, "\(c)")
+            let type = kind.type
+            let ok = Self.roundTrips(m, as: type)
+            #expect(ok, "\(c)")
+        }
+    }
+
     @Test(arguments: cases("decode"))
     func decodes(_ c: Case) {
         let decoded = PercentEncoding.decode(Self.bytes(c.columns[1]))

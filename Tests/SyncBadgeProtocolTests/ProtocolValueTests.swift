@@ -81,9 +81,9 @@ private func text(_ l: WireLine) -> String { String(decoding: l.terminated(), as
 
     @Test func badgesAndMenuItemsReadBackWhatTheyWrite() throws {
         let badge = Badge(id: "syncing", label: "Syncing", glyph: "⟳", ascii: "~", color: "1;34", image: b("/usr/share/x y.svg"))
-        #expect(Badge(try #require(WireMessage(line: badge.wireLine(tag: "1").bytes))) == badge)
+        #expect(Badge(try #require(WireMessage(line: badge.wireLine(head: "1").bytes))) == badge)
         let item = MenuItem(id: "git.stage", title: "Stage it", enabled: false)
-        #expect(MenuItem(try #require(WireMessage(line: item.wireLine(tag: "2").bytes))) == item)
+        #expect(MenuItem(try #require(WireMessage(line: item.wireLine(head: "2").bytes))) == item)
         #expect(MenuItem(try message("2 BADGE x label=a glyph=b ascii=c color=0")) == nil)
     }
 

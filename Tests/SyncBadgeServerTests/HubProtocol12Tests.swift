@@ -78,7 +78,7 @@ import SyncBadgeCore
         #expect(lines == ["\(tag) OK message=queued%20for%20upload", "\(ping) OK"])
         // Answered once only.
         #expect(try p.request("ANSWER \(token)").first?.hasPrefix("ERR not-found") == true)
-        #expect(h.hub.outstanding.replyTimer == nil)
+        #expect(!h.hub.menus.answers.timer.isArmed)
     }
 
     @Test func aFailedAnswerIsAnErrorWithTheProvidersMessage() throws {
@@ -95,14 +95,14 @@ import SyncBadgeCore
         h.loop.advanceTime(by: .milliseconds(1))
         #expect(v.answer(tag).first?.hasPrefix("ERR timeout") == true)
         #expect(try p.request("ANSWER \(token)").first?.hasPrefix("ERR not-found") == true)
-        #expect(h.hub.outstanding.replyTimer == nil)
+        #expect(!h.hub.menus.answers.timer.isArmed)
     }
 
     @Test func aProviderThatLeavesBeforeAnsweringIsNoProvider() throws {
         let a = try awaiting()
         a.provider.disconnect()
         #expect(a.viewer.answer(a.tag).first?.hasPrefix("ERR no-provider") == true)
-        #expect(a.h.hub.outstanding.replyTimer == nil)
+        #expect(!a.h.hub.menus.answers.timer.isArmed)
     }
 
     @Test func anotherConnectionCannotAnswerAndWithoutReplyNothingChanges() throws {
@@ -142,7 +142,7 @@ import SyncBadgeCore
         let pushes = v.pushes()
         #expect(pushes.contains { $0.hasPrefix("ITEM /r/a pending badge=pending") && $0.contains("lease") && !$0.contains("progress=") })
         #expect(h.store.state.withLock { $0.leases.isEmpty })
-        #expect(h.hub.outstanding.releaseTimer == nil)
+        #expect(!h.hub.held.timer.isArmed)
     }
 
     @Test func aLaterSetEndsTheLease() throws {
@@ -150,9 +150,9 @@ import SyncBadgeCore
         try h.addRoot(files: ["a"])
         let p = try h.connect(role: .provider)
         _ = set(h, p, "SET syncing /r/a lease=60")
-        #expect(h.hub.outstanding.releaseTimer != nil)
+        #expect(h.hub.held.timer.isArmed)
         _ = set(h, p, "SET synced /r/a")
-        #expect(h.hub.outstanding.releaseTimer == nil)
+        #expect(!h.hub.held.timer.isArmed)
         #expect(h.store.state.withLock { $0.leases.isEmpty })
         h.loop.advanceTime(by: .seconds(61))
         #expect(try p.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a synced") == true)
@@ -167,7 +167,7 @@ import SyncBadgeCore
         }
         #expect(set(h, p, "SET syncing /r/a lease=86400").first?.hasPrefix("OK") == true)
         #expect(set(h, p, "SET synced /r/a lease=soon").first?.hasPrefix("OK") == true)
-        #expect(h.hub.outstanding.releaseTimer == nil)
+        #expect(!h.hub.held.timer.isArmed)
     }
 
     @Test func aStoredSyncingIsHeldThirtySecondsAfterAStartThenReleased() throws {
@@ -187,7 +187,7 @@ import SyncBadgeCore
         let pushes = v.pushes()
         #expect(pushes.contains { $0.hasPrefix("ITEM /r/a pending") && $0.contains("restarted") })
         #expect(try v.request("STATUS /r/b").first?.hasPrefix("ITEM /r/b syncing") == true)
-        #expect(h.hub.outstanding.releaseTimer == nil)
+        #expect(!h.hub.held.timer.isArmed)
     }
 
     @Test func aLeaseThatRanOutWhileDownIsReleasedAtStart() throws {
@@ -237,7 +237,7 @@ import SyncBadgeCore
         _ = set(h, p, "SET synced /r/a")
         #expect(try p.request("STATUS /r/a").first?.hasPrefix("ERR not-found") == true)
         #expect(h.store.state.withLock { $0.leases.isEmpty })
-        #expect(h.hub.outstanding.releaseTimer == nil)
+        #expect(!h.hub.held.timer.isArmed)
     }
 
     @Test func unclaimGivesUpTheRootItsToolbarAndItsSyncing() throws {

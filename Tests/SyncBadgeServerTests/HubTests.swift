@@ -289,8 +289,8 @@ import SyncBadgeWatchEvents
     /// A path outside every root is looked up on disk off the event loop (`fileWork`), not on the event
     /// loop: its answer, and the requests behind it, wait for that thread.
     @Test func statusOutsideTheRootsLooksAtTheDiskOffTheLoop() throws {
-        let runner = QueuedStoreRunner()
-        let h = try HubHarness(storeRunner: runner)
+        let runner = QueuedWorkerThread()
+        let h = try HubHarness(storeThread: runner)
         let viewer = try h.connect()
         let status = viewer.send("STATUS /elsewhere")
         let ping = viewer.send("PING")
@@ -305,8 +305,8 @@ import SyncBadgeWatchEvents
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hub-ignore-\(UInt32.random(in: 0...UInt32.max))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let runner = QueuedStoreRunner()
-        let h = try HubHarness(storeRunner: runner)
+        let runner = QueuedWorkerThread()
+        let h = try HubHarness(storeThread: runner)
         let admin = try h.connect(role: .admin)
         let add = admin.send("ADD-ROOT \(dir)")
         var scan = ScanTree()
@@ -329,9 +329,9 @@ import SyncBadgeWatchEvents
     /// loop; the events after it wait for the read, requests are answered meanwhile, and an
     /// identity that did not change changes nothing.
     @Test func aSyncedFilesIdentityIsReadOffTheLoopAndLaterEventsWaitForIt() throws {
-        let runner = QueuedStoreRunner()
+        let runner = QueuedWorkerThread()
         let disk = FakeDisk()
-        let h = try HubHarness(storeRunner: runner, files: disk)
+        let h = try HubHarness(storeThread: runner, files: disk)
         try h.addRoot(files: ["a", "b", "c"])
         let provider = try h.connect(role: .provider)
         let set = provider.send("SET synced /r/a")
@@ -363,9 +363,9 @@ import SyncBadgeWatchEvents
     /// A change that comes with the watcher's identities for its batch is compared with them:
     /// nothing is read off the loop, so nothing waits; they hold until the next batch's.
     @Test func aChangeWithTheWatchersIdentitiesIsComparedWithoutAReadOffTheLoop() throws {
-        let runner = QueuedStoreRunner()
+        let runner = QueuedWorkerThread()
         let disk = FakeDisk()
-        let h = try HubHarness(storeRunner: runner, files: disk)
+        let h = try HubHarness(storeThread: runner, files: disk)
         try h.addRoot(files: ["a"])
         // Nothing synced yet: the watcher reads nothing below the root.
         #expect(h.watcher.compared.isEmpty)
@@ -415,9 +415,9 @@ import SyncBadgeWatchEvents
     /// (the settling window): the watcher's read, equal to the one the SET recorded, does not
     /// keep it synced.
     @Test func whileASetSettlesTheWatchersIdentityDoesNotKeepTheFileSynced() throws {
-        let runner = QueuedStoreRunner()
+        let runner = QueuedWorkerThread()
         let disk = FakeDisk()
-        let h = try HubHarness(storeRunner: runner, files: disk)
+        let h = try HubHarness(storeThread: runner, files: disk)
         try h.addRoot(files: ["a"])
         let provider = try h.connect(role: .provider)
         let viewer = try h.connect()

@@ -64,22 +64,31 @@ import SyncBadgeCore
     }
 }
 
-/// Clients: each client's identity and subscriptions, by id.
+/// Clients: each client's identity and what it observes, by id; the change feed's followers.
 @Suite struct ClientsTests {
-    @Test func aClosedClientFollowsAndObservesNothing() {
+    @Test func aClosedClientObservesNothing() {
         var c = Clients()
         let a = c.opened(peerPID: 10), b = c.opened(peerPID: 11)
         #expect(c[a]?.name == "pid-10" && c.all == [a, b] && c.count == 2)
-        c.subscribe(a, to: [1])
-        c.subscribe(b, to: [1])
         c.observers.observe(5, by: a)
-        #expect(c.subscribers[[1]] == [a, b] && c[a]?.subscriptions == [[1]])
         let gone = c.closed(a)
         #expect(gone?.name == "pid-10")
-        #expect(c.subscribers[[1]] == [b] && !c.observers.isObserving(a, 5) && c.all == [b] && !c.isActive(a))
+        #expect(!c.observers.isObserving(a, 5) && c.all == [b] && !c.isActive(a))
         #expect(c.closed(a) == nil)
-        c.rootRemoved([1])
-        #expect(c.subscribers.isEmpty && c[b]?.subscriptions == [])
+    }
+
+    @Test func aClosedClientOrARemovedRootLeavesNoFollowerBehind() {
+        var f = ChangeFeed()
+        f.subscribe(1, to: [1])
+        f.subscribe(2, to: [1])
+        f.subscribe(2, to: [2])
+        #expect(f.subscribers[[1]] == [1, 2] && f.isSubscribed(1, to: [1]) && !f.isSubscribed(1, to: [2]))
+        f.closed(1)
+        #expect(f.subscribers[[1]] == [2] && !f.isSubscribed(1, to: [1]))
+        f.rootRemoved([1])
+        #expect(f.subscribers[[1]] == nil && !f.isSubscribed(2, to: [1]) && f.isSubscribed(2, to: [2]))
+        f.closed(2)
+        #expect(f.isEmpty)
     }
 
     /// A slot is reused by the next client, under a new id: what is said to the old id finds
@@ -115,15 +124,29 @@ import SyncBadgeCore
         #expect(o.heldBytes(0) == 0 && o.take(0).chunk == nil && !ready.contains(0))
     }
 
+    /// A client's output is one state: writable, backed up, or closing, which is final.
+    @Test func aClosingClientsOutputStaysClosing() {
+        var c = Clients.Client(name: "x")
+        #expect(c.output == .writable && c.isActive)
+        let backedUp = c.writabilityChanged(false)
+        #expect(backedUp && c.output == .backedUp)
+        let closed = c.close()
+        #expect(closed && c.output == .closing && !c.isActive)
+        let closedAgain = c.close()
+        #expect(!closedAgain)
+        let writable = c.writabilityChanged(true)
+        #expect(!writable && c.output == .closing)
+    }
+
     @Test func requestsQueueBehindOneThatWaits() {
         var q = RequestQueue()
         #expect(q.isIdle)
-        q.waiting = true
+        q.awaitAnswer()
         q.enqueue(ByteBuffer(string: "1 SET synced /r/a"))
         q.enqueue(ByteBuffer(string: "2 SET synced /r/b"))
         q.enqueue(ByteBuffer(string: "3 PING"))
         #expect(!q.isIdle && q.next() == nil)
-        q.waiting = false
+        #expect(q.answered() && !q.answered())
         #expect(q.takeSets().map(\.tag) == ["1", "2"])
         #expect(q.next().map { String(buffer: $0) } == "3 PING")
         #expect(q.isIdle && q.next() == nil)

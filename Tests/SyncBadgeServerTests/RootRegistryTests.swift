@@ -1,4 +1,5 @@
 import Testing
+import SyncBadgeCore
 @testable import SyncBadgeServer
 
 /// RootRegistry: a root's own life, transition by transition.
@@ -78,5 +79,29 @@ import Testing
         _ = r.closed(client)
         let scanAnswered8 = r.scanAnswered(t, path: a)
         #expect(scanAnswered8?.client == nil)
+    }
+
+    /// A root's `ROOT` line: its state from the tree unless the root itself is in error, and a
+    /// root in error always says why (1.1).
+    @Test func aRootLineSaysWhyItIsInError() {
+        var r = Registry()
+        let token = r.begin(a, ignoreDefaults: true, scan: .init(client: nil, tag: "", restored: true))
+        #expect(r.scanAnswered(token, path: a) != nil)
+        let scanning = r.line(r[a]!, reported: nil, provider: nil, watches: 0)
+        #expect(scanning == .init(path: a, state: .unknown, watches: 0, scanning: true))
+        r.watched(a, ignoreFile: nil, degraded: "watch-limit")
+        func reported(_ state: SyncState, own: SyncState = .synced, message: String? = nil, inError: Int = 0) -> Registry.Reported {
+            .init(state: state, ownState: own, ownMessage: message, entriesInError: inError)
+        }
+        let synced = r.line(r[a]!, reported: reported(.synced), provider: "git", watches: 4)
+        #expect(synced == .init(path: a, state: .synced, provider: "git", watches: 4, degraded: "watch-limit"))
+        #expect(r.line(r[a]!, reported: reported(.error, inError: 1), provider: nil, watches: 4).message == "1 entry in error")
+        #expect(r.line(r[a]!, reported: reported(.error, inError: 3), provider: nil, watches: 4).message == "3 entries in error")
+        #expect(r.line(r[a]!, reported: reported(.error, own: .error, message: "quota", inError: 3), provider: nil, watches: 4).message == "quota")
+        // The root's own error wins over whatever the tree says.
+        let vanishedNow = r.vanished(a, message: "/a: the root directory was deleted")
+        #expect(vanishedNow)
+        let vanished = r.line(r[a]!, reported: reported(.synced), provider: nil, watches: 0)
+        #expect(vanished.state == .error && vanished.message == "/a: the root directory was deleted")
     }
 }

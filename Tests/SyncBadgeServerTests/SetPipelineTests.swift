@@ -1,4 +1,5 @@
 import NIOCore
+import NIOEmbedded
 import Testing
 import SyncBadgeCore
 @testable import SyncBadgeServer
@@ -140,5 +141,34 @@ import SyncBadgeCore
         }
         #expect(delays.first == .milliseconds(250) && delays.last == .seconds(30))
         #expect(zip(delays, delays.dropFirst()).allSatisfy { $0 <= $1 })
+    }
+
+    /// The retry's timer is the pipeline's to hold: armed once per failure, cancelled by a stop.
+    @Test func theRetryTimerIsArmedOnceAndAStopCancelsIt() {
+        let loop = EmbeddedEventLoop()
+        func timer() -> (Scheduled<Void>, () -> Bool) {
+            var cancelled = false
+            let t = loop.scheduleTask(in: .seconds(60)) {}
+            t.futureResult.whenFailure { _ in cancelled = true }
+            return (t, { cancelled })
+        }
+        var p = Pipeline()
+        var batch = StoreChanges()
+        batch.lastGen = 1
+        _ = p.commitWanted("w", hasChanges: true)
+        let c = p.begin(fresh: batch)
+        #expect(p.finished(c.batches, succeeded: false).next == .retry(after: .milliseconds(250)))
+        let (first, firstCancelled) = timer()
+        p.retryArmed(first)
+        // Not asked for: a second timer would retry twice, so it is cancelled.
+        let (second, secondCancelled) = timer()
+        p.retryArmed(second)
+        #expect(secondCancelled() && !firstCancelled())
+        p.cancelRetry()
+        #expect(firstCancelled())
+        // Nothing armed now: the next failure arms the retry again.
+        _ = p.commitWanted("w", hasChanges: false)
+        let again = p.begin(fresh: StoreChanges())
+        #expect(p.finished(again.batches, succeeded: false).next == .retry(after: .milliseconds(500)))
     }
 }

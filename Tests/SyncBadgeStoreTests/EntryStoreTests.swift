@@ -97,7 +97,7 @@ import SyncBadgeCore
         try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
         let identity = FileIdentity(inode: 1 << 63 | 42, size: 3, mtimeNs: 1_700_000_000_123_456_789, ctimeNs: -5)
         do {
-            let v1 = try Connection(path: d + "/state.sqlite")
+            let v1 = try Database(path: d + "/state.sqlite")
             try Store.migrate(v1, upTo: "v1", logger: logger)
             try v1.execute("INSERT INTO root (id, path, ignoreDefaults, addedAt) VALUES (1, X'2F72', 1, CURRENT_TIMESTAMP)")
             let insert = try v1.prepare("""

@@ -16,7 +16,7 @@ import SyncBadgeCore
         try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
         let sql = try String(contentsOfFile: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("Fixtures/\(fixture)").path, encoding: .utf8)
-        let db = try Connection(path: d + "/state.sqlite")
+        let db = try Database(path: d + "/state.sqlite")
         try db.execute(sql)
         return d
     }
@@ -85,7 +85,7 @@ import SyncBadgeCore
     @Test func anUnknownMigrationIsKeptAndTheStoreOpens() throws {
         let d = try directory(from: "grdb-v2.sql")
         defer { try? FileManager.default.removeItem(atPath: d) }
-        try Connection(path: d + "/state.sqlite").execute("INSERT INTO grdb_migrations VALUES ('v99-future')")
+        try Database(path: d + "/state.sqlite").execute("INSERT INTO grdb_migrations VALUES ('v99-future')")
         let store = try Store.open(directory: d, logger: logger)
         #expect(try migrations(store) == ["v1", "v2-identity-digest", "v3-leases", "v99-future"])
         #expect(try store.roots().count == 1)

@@ -56,7 +56,7 @@ public final class RcloneProvider {
     var needsRebuild = true
     var timerNumber = 0
     var timer: Task<Void, Never>?
-    var toolbar: ToolbarDefinition?
+    var toolbar: ToolbarItem?
     var saidUnreachable = false
     var badgesDefined = false
 
@@ -285,7 +285,7 @@ public final class RcloneProvider {
             if case .pending = e.shown { return facts?.facts(name).meta?.size } else { return nil }
         }.reduce(0, +)
         let t = RcloneToolbar.text(remote: remote, snapshot, pendingBytes: pendingBytes)
-        let def = ToolbarDefinition(name: t.name, tooltip: t.tooltip)
+        let def = ToolbarItem(name: t.name, tooltip: t.tooltip)
         if def != toolbar {
             toolbar = def
             channel.define(toolbar: def)

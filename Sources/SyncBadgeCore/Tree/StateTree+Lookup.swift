@@ -52,7 +52,7 @@ extension StateTree {
     /// when a field needs the general way (not a `PathBytes.plainPath`, or not in the tree).
     /// `found` is scratch space the caller keeps.
     ///
-    /// `mutating` although it changes nothing: on a class's stored property (the engine's
+    /// `mutating` although it changes nothing: on a class's stored property (the hub's
     /// tree) a mutating call works on the tree in place, where a non-mutating one is handed a
     /// copy, a retain and a release of each of the tree's arrays per call (PERFORMANCE.md,
     /// "Pipelined STATUS").

@@ -158,16 +158,8 @@ extension StateTree {
         return changes
     }
 
-    /// Rebuilds a root from stored entries (in byte order: a directory before everything under
-    /// it). Nothing is recorded for the store or for pushes.
-    public mutating func restoreRoot(path: [UInt8], entries: StoredEntries, rules: IgnoreRules) {
-        var restore = beginRestore(path: path, rules: rules, entries: entries.count)
-        self.restore(entries, into: &restore)
-        finishRestore(restore)
-    }
-
     /// A root being rebuilt from stored entries that come in chunks, so that the store can read
-    /// the next chunk while the tree takes this one (`Engine.restoreStoredRoots`).
+    /// the next chunk while the tree takes this one (`Hub.restoreStoredRoots`).
     public struct Restore: Sendable {
         let root: NodeID
         /// The directories from the root down to the last one restored: each one's relative

@@ -1,9 +1,9 @@
 import SyncBadgeCore
 
-/// Every client as the hub knows it, by id: who it is (role, name), what it asked for
-/// (root pushes, change feeds, observed directories), a provider's menus and toolbar item,
-/// how far behind it reads, and its requests waiting their turn. No I/O: the hub reads and
-/// changes it; a connection only hands lines in and writes the outbox out.
+/// Every client as the hub knows it, by id: who it is (role, name), what it asked for (root
+/// pushes, observed directories), how far behind it reads, where its output stands, and its
+/// requests waiting their turn. No I/O: the hub reads and changes it; a connection only hands
+/// lines in and writes the outbox out.
 struct Clients {
     typealias ID = Int
 
@@ -12,20 +12,38 @@ struct Clients {
         var name: String
         /// `HELLO roots=0`: no `* ROOT` pushes (protocol 1.1, `roots-optout`).
         var wantsRootPushes = true
-        /// Roots whose change feed this client subscribed to.
-        var subscriptions: Set<[UInt8]> = []
-        /// A provider's menu items by kind, in definition order.
-        var menus: [String: [MenuItem]] = [:]
         /// What this client missed while it read too slowly.
         var backpressure = Backpressure()
-        /// Its connection takes more output now (the channel's writability, as it reported it).
-        var writable = true
-        /// Told `BYE`: it is answered nothing more, and pushed nothing.
-        var closing = false
+        /// Where its output stands; `closing` is final.
+        var output = Output.writable
         var requests = RequestQueue()
 
+        enum Output: Equatable {
+            /// Its connection takes more output (the channel's writability, as it reported it).
+            case writable
+            /// Its connection holds more than it takes: pushes wait (Backpressure).
+            case backedUp
+            /// Told `BYE`: it is answered nothing more, and pushed nothing.
+            case closing
+        }
+
         /// Connected and not being closed.
-        var isActive: Bool { !closing }
+        var isActive: Bool { output != .closing }
+
+        /// The connection's writability changed; false for a client being closed, whose output
+        /// no longer changes.
+        mutating func writabilityChanged(_ writable: Bool) -> Bool {
+            guard output != .closing else { return false }
+            output = writable ? .writable : .backedUp
+            return true
+        }
+
+        /// Told `BYE`; false when it was already.
+        mutating func close() -> Bool {
+            guard output != .closing else { return false }
+            output = .closing
+            return true
+        }
     }
 
     /// Each client in its slot (ClientSlot): `id` is 0 in a free slot.
@@ -41,10 +59,6 @@ struct Clients {
     private(set) var all: [ID] = []
     /// Who observes which directory.
     var observers = ObserverIndex()
-    /// Root path → clients subscribed to its change feed.
-    private(set) var subscribers: [[UInt8]: Set<ID>] = [:]
-    /// The providers' toolbar items, and which changes are pushed.
-    var toolbars = ToolbarSet()
 
     private(set) var count = 0
     /// Counts the clients opened (in 1...Int32.max, then again from 1): a slot's next client
@@ -79,7 +93,7 @@ struct Clients {
         return Self.isActive(&slots[i].client!)
     }
 
-    private static func isActive(_ c: inout Client) -> Bool { !c.closing }
+    private static func isActive(_ c: inout Client) -> Bool { c.output != .closing }
 
     // The hot paths below reach a client in place: a plain read of `self[id]` copies the whole
     // struct, a retain and a release for each of its sets.
@@ -92,9 +106,9 @@ struct Clients {
     }
 
     private static func admit(_ c: inout Client, _ what: Backpressure.Push, held: Int) -> Bool {
-        guard !c.closing else { return false }
+        guard c.output != .closing else { return false }
         if case .root = what, !c.wantsRootPushes { return false }
-        return c.backpressure.push(what, backedUp: !c.writable || held > Outbox.highWater)
+        return c.backpressure.push(what, backedUp: c.output == .backedUp || held > Outbox.highWater)
     }
 
     /// What a line from the client meets: nil once it takes no more lines; else whether it
@@ -105,7 +119,7 @@ struct Clients {
     }
 
     private static func gate(_ c: inout Client) -> (helloed: Bool, idle: Bool)? {
-        c.closing ? nil : (c.role != nil, c.requests.isIdle)
+        c.output == .closing ? nil : (c.role != nil, c.requests.isIdle)
     }
 
     /// Said HELLO (and so gets `* ROOT`, `* BADGE` and `* TOOLBAR` pushes).
@@ -139,23 +153,6 @@ struct Clients {
         count -= 1
         all.removeAll { $0 == id }
         observers.closed(id)
-        for root in client.subscriptions {
-            subscribers[root]?.remove(id)
-            if subscribers[root]?.isEmpty == true { subscribers.removeValue(forKey: root) }
-        }
         return client
-    }
-
-    /// `SUBSCRIBE-CHANGES`.
-    mutating func subscribe(_ id: ID, to root: [UInt8]) {
-        guard self[id] != nil else { return }
-        self[id]?.subscriptions.insert(root)
-        subscribers[root, default: []].insert(id)
-    }
-
-    /// The root is no root any more: nobody follows its feed.
-    mutating func rootRemoved(_ root: [UInt8]) {
-        guard let subs = subscribers.removeValue(forKey: root) else { return }
-        for id in subs { self[id]?.subscriptions.remove(root) }
     }
 }

@@ -100,20 +100,16 @@ struct Outbox {
         }
     }
 
-    mutating func ok(_ id: Int, _ tag: String, _ extra: (inout WireLine) -> Void = { _ in }) {
-        var line = WireLine(tag)
-        line.word("OK")
-        extra(&line)
-        write(id, line)
+    mutating func ok(_ id: Int, _ tag: String, _ ok: Ok = .plain) {
+        write(id, ok.wireLine(head: tag))
     }
 
-    mutating func error(_ id: Int, _ tag: String, _ code: String, message: [UInt8]? = nil, extra: String? = nil) {
-        var line = WireLine(tag)
-        line.word("ERR")
-        line.word(code)
-        if let extra { line.word(extra) }
-        if let message { line.option("message", message) }
-        write(id, line)
+    mutating func error(_ id: Int, _ tag: String, _ err: Err) {
+        write(id, err.wireLine(head: tag))
+    }
+
+    mutating func error(_ id: Int, _ tag: String, _ code: String, message: [UInt8]? = nil) {
+        error(id, tag, Err(code, message: message))
     }
 
     /// Closes the connection once what it holds is written.

@@ -7,11 +7,34 @@ import SyncBadgeCore
 struct RequestQueue {
     private var queued: [ByteBuffer] = []
     private var head = 0
-    /// A request is waiting for its answer.
-    var waiting = false
+    /// Whose turn it is: the next line's, or the answer of the request being handled.
+    private(set) var turn = Turn.free
+
+    enum Turn: Equatable {
+        /// The next line may be answered.
+        case free
+        /// A request is being answered; the lines after it wait.
+        case awaitingAnswer
+    }
+
+    var waiting: Bool { turn == .awaitingAnswer }
 
     /// Nothing waits and nothing is queued: a line can be answered at once.
-    var isIdle: Bool { !waiting && head == queued.count }
+    var isIdle: Bool { turn == .free && head == queued.count }
+
+    /// A request starts being answered. Only from `free`: two requests of one client are never
+    /// answered at once (PROTOCOL.md: in order).
+    mutating func awaitAnswer() {
+        assert(turn == .free, "a second request answered while one waits")
+        turn = .awaitingAnswer
+    }
+
+    /// The request is answered: the lines after it go on. Whether one was awaited.
+    @discardableResult
+    mutating func answered() -> Bool {
+        defer { turn = .free }
+        return turn == .awaitingAnswer
+    }
 
     mutating func enqueue(_ line: ByteBuffer) {
         queued.append(line)
@@ -19,7 +42,7 @@ struct RequestQueue {
 
     /// The next queued line to answer, unless a request waits.
     mutating func next() -> ByteBuffer? {
-        guard !waiting, head < queued.count else { return nil }
+        guard turn == .free, head < queued.count else { return nil }
         let line = queued[head]
         head += 1
         if head == queued.count {

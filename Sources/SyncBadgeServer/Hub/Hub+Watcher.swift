@@ -19,14 +19,6 @@ extension Hub {
         applyQueued()
     }
 
-    /// `apply`, and `applied` succeeds once these events (and all queued before) are applied:
-    /// at once unless one waits for a file's identity. The soak's injector waits on it, so
-    /// that it injects no faster than the hub applies.
-    func apply(_ events: [WatcherMessage], then applied: EventLoopPromise<Void>) {
-        ingest.wait(applied)
-        apply(events)
-    }
-
     private func applyQueued() {
         while let e = ingest.first {
             let (wanted, covering) = identitiesWanted(before: e)
@@ -81,12 +73,12 @@ extension Hub {
         case .barrier(let token):
             guard let groups = sets.groups(releasedBy: token) else { return ([], 0) }
             var paths: [[UInt8]] = []
-            var synced: [WireRequest] = []
-            for req in groups.flatMap(\.requests) {
-                let read = identifiedBySet(req)
+            var synced: [SetRequest] = []
+            for case .success(let set) in groups.flatMap(\.requests).map(\.set) {
+                let read = identifiedBySet(set)
                 guard !read.isEmpty else { continue }
                 paths += read
-                synced.append(req)
+                synced.append(set)
             }
             if !synced.isEmpty { compareIdentities(setBy: synced) }
             return (paths, 1)
@@ -135,21 +127,20 @@ extension Hub {
     /// The files these SETs make synced are compared from now on: the watcher reads the
     /// identities of what its batches change below their roots. Until it does, the hub reads
     /// them itself (`identitiesWanted`).
-    func compareIdentities(setBy requests: [WireRequest]) {
+    func compareIdentities(setBy requests: [SetRequest]) {
         let roots = withTree { t in
-            Set(requests.compactMap { $0.fields.count == 2 ? t.root(containing: $0.fields[1].bytes)?.path : nil })
+            Set(requests.compactMap { t.root(containing: $0.path)?.path })
         }
         for root in roots { watcher?.compareIdentities(under: root) }
     }
 
     /// Every path a `SET synced` may record the identity of (its entry, or with `recursive=1`
     /// its subtree, tombstones aside): more than it will, never fewer.
-    func identifiedBySet(_ req: WireRequest) -> [[UInt8]] {
-        guard req.fields.count == 2, !req.fields[0].isPath, SyncState(name: req.fields[0].string) == .synced else { return [] }
-        let recursive = req.option("recursive") == "1"
+    func identifiedBySet(_ set: SetRequest) -> [[UInt8]] {
+        guard set.state == .synced else { return [] }
         return withTree { t in
-            guard let id = t.find(req.fields[1].bytes) else { return [] }
-            let nodes = recursive ? t.subtree(id) : [id]
+            guard let id = t.find(set.path) else { return [] }
+            let nodes = set.recursive ? t.subtree(id) : [id]
             return nodes.filter { t.isLive($0) && !t.record($0).isTombstone }.map { t.path($0) }
         }
     }
@@ -157,25 +148,25 @@ extension Hub {
     private func applyEvent(_ e: WatcherMessage) {
         switch e {
         case .changed(let path, let kind, let what):
-            localChange(path, kind: kind, what: what == .create ? "create" : "modify")
+            localChange(path, kind: kind, what: what == .create ? .create : .modify)
         case .directoryAppeared(let path, let subtree):
-            localChange(path, kind: .dir, what: "create", subtree: subtree)
+            localChange(path, kind: .dir, what: .create, subtree: subtree)
         case .deleted(let path, _):
             let before = gen(of: path)
             tree.deleted(path)
-            if gen(of: path) != before { emitChanged(path, what: "delete") }
+            if gen(of: path) != before { emitChanged(path, what: .delete) }
         case .moved(let from, let to, let kind):
             let (fromInside, toInside) = withTree { t in (t.root(containing: from) != nil, t.root(containing: to) != nil) }
             if fromInside && toInside {
                 let before = gen(of: from)
                 tree.moved(from: from, to: to, kind: kind)
                 // One CHANGED for the entry at its new path (a directory's contents included).
-                if gen(of: from) != before { emitChanged(to, what: "move", from: from) }
+                if gen(of: from) != before { emitChanged(to, what: .move, from: from) }
             } else if fromInside {
                 tree.deleted(from)
-                emitChanged(from, what: "delete")
+                emitChanged(from, what: .delete)
             } else if toInside {
-                localChange(to, kind: kind, what: "create")
+                localChange(to, kind: kind, what: .create)
             }
         case .ignoreFileChanged(let root, let contents):
             ignoreFileChanged(root, contents)
@@ -203,7 +194,7 @@ extension Hub {
     /// A create, write or attribute change. A synced file's identity (read before, `apply`)
     /// is compared, so that an unchanged one (the provider's own write, or metadata noise)
     /// changes nothing.
-    func localChange(_ path: [UInt8], kind: EntryKind, what: String, subtree: ScanTree? = nil) {
+    func localChange(_ path: [UInt8], kind: EntryKind, what: Changed.What, subtree: ScanTree? = nil) {
         let found = withTree { t in t.find(path).map { ($0, t.record($0)) } }
         let before = found?.1
         // Read for this change (none read: as for a file gone, the change counts).
@@ -212,6 +203,6 @@ extension Hub {
         tree.localChange(path, kind: kind, identity: identity, subtree: subtree)
         guard let after = gen(of: path), after != before?.gen else { return }
         let created = before == nil || before?.kind == .gone
-        emitChanged(path, what: created ? "create" : what)
+        emitChanged(path, what: created ? .create : what)
     }
 }

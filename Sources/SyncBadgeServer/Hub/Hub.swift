@@ -42,7 +42,8 @@ struct SystemWallClock: WallClock {
 final class Hub {
     static let serverName = "syncbadge/\(SyncBadgeVersion.string)"
     /// Protocol 1.0's, then 1.1's and 1.2's (PROTOCOL.md, "Capabilities of version 1.1" and "1.2").
-    static let capabilities = "observe,menus,changes,observe-nolist,roots-optout,badge-push,provider-address,action-reply,lease,unclaim,toolbar-push"
+    static let capabilities = ["observe", "menus", "changes", "observe-nolist", "roots-optout", "badge-push", "provider-address",
+                               "action-reply", "lease", "unclaim", "toolbar-push"]
 
     let loop: EventLoop
     let logger: Logger
@@ -55,13 +56,20 @@ final class Hub {
     var roots = RootRegistry()
     /// Every client by id: role, name, what it follows, its requests (Clients).
     var clients = Clients()
+    /// Who follows which root's changes (ChangeFeed).
+    var feed = ChangeFeed()
     /// What each client is to be sent (Outbox), and the connections it goes to (Delivery).
     var outbox = Outbox()
     var delivery = Delivery()
     /// SETs behind their barrier, settling files, and the group commit (SetPipeline).
     var sets = SetPipeline<SetGroup, (Result<Void, Error>) -> Void>()
-    /// Protocol 1.2's held states and awaited answers, the lease rows to store, and the timers.
-    var outstanding: Outstanding
+    /// Protocol 1.2's held `syncing` states, their lease rows and their timer (HeldStates).
+    var held: HeldStates
+    /// Finder Sync's menus, toolbar items and the actions awaiting an answer (Menus).
+    var menus: Menus
+    /// Set by `shutdown()`: nothing is armed any more, and connections closing release
+    /// nothing (states are stored as they are and survive the restart).
+    var stopping = false
     /// Watcher events not applied yet, and the identities read for them (EventQueue).
     var ingest = EventQueue()
     /// Buffers of the answers built in place, kept between requests.
@@ -73,26 +81,27 @@ final class Hub {
         set { ports.watcher = newValue }
     }
 
-    init(loop: EventLoop, store: any StateStore, storeRunner: any StoreRunner, fileRunner: any StoreRunner,
+    init(loop: EventLoop, store: any StateStore, storeThread: any WorkerThread, fileThread: any WorkerThread,
          files: any FileInspector = DiskFiles(), badges: [Badge], privatePaths: [[UInt8]], timers: Timers = Timers(),
          clock: any WallClock = SystemWallClock(), logger: Logger) throws {
         self.loop = loop
         self.logger = logger
-        self.ports = Ports(store: store, storeRunner: storeRunner, fileRunner: fileRunner, files: files, clock: clock)
-        self.outstanding = Outstanding(releases: SyncingReleases(holdMs: timers.restartHoldMs), replies: ActionReplies(timeout: timers.answer))
+        self.ports = Ports(store: store, storeThread: storeThread, fileThread: fileThread, files: files, clock: clock)
+        self.held = HeldStates(holdMs: timers.restartHoldMs)
+        self.menus = Menus(answerTimeout: timers.answer)
         self.settings = Settings(epoch: String(UInt32.random(in: 0...UInt32.max), radix: 16).leftPadded(to: 8), privatePaths: privatePaths, badges: badges)
         self.tree = StateTree(lastGen: try store.lastGen())
     }
 
     /// Runs store I/O on the store thread; the result comes back on the event loop.
     func storeWork<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
-        ports.storeRunner.run(on: loop, body)
+        ports.storeThread.run(on: loop, body)
     }
 
     /// Runs file-system work (`lstat`, the ignore file) off the event loop; the result comes
     /// back on it.
     func fileWork<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
-        ports.fileRunner.run(on: loop, body)
+        ports.fileThread.run(on: loop, body)
     }
 
     /// Reads the tree with the access held across the call. A method called on `tree` itself
@@ -117,12 +126,14 @@ final class Hub {
         delivery.connections.removeValue(forKey: id)
         outbox.closed(id)
         guard let client = clients.closed(id) else { return }
+        feed.closed(id)
         // A provider's claims go with it; the states it set stay, but for `syncing`.
         for root in roots.closed(id) { pushRoot(root) }
-        if let push = clients.toolbars.closed(id) { pushToolbar(push) }
-        // Answers it owed are `ERR no-provider`; answers it waited for are nobody's.
-        sendReplies(outstanding.replies.providerClosed(id))
-        outstanding.replies.clientClosed(id)
+        // Its menus and toolbar item go; answers it owed are `ERR no-provider`, answers it
+        // waited for are nobody's.
+        let (toolbar, owed) = menus.closed(id)
+        if let toolbar { pushToolbar(toolbar) }
+        sendReplies(owed)
         armReplyTimer()
         if client.role == .provider { releaseSyncing(of: id, name: client.name) }
         deliver()
@@ -158,24 +169,19 @@ final class Hub {
     /// The client's connection takes output again, or stops taking it. Once it does, what it
     /// missed meanwhile is made up for.
     func writabilityChanged(_ id: Clients.ID, writable: Bool) {
-        guard let client = clients[id] else { return }
-        clients[id]?.writable = writable
+        guard let client = clients[id], clients[id]?.writabilityChanged(writable) == true else { return }
         guard writable, client.backpressure.hasMissed else { return }
         var missed = client.backpressure
         let catchUp = missed.caughtUp(observing: { clients.observers.isObserving(id, $0) },
-                                      subscribed: { client.subscriptions.contains($0) })
+                                      subscribed: { feed.isSubscribed(id, to: $0) })
         clients[id]?.backpressure = missed
         for missed in catchUp {
             switch missed {
-            case .root(let root): outbox.write(id, currentRootLine(root))
+            case .root(let root): outbox.write(id, currentRootLine(root).wireLine(head: "*"))
             case .badge(let badge): if let line = badgeLine(badge) { outbox.write(id, line) }
-            case .toolbar(let name): outbox.write(id, toolbarLine("*", clients.toolbars.current(named: name)))
+            case .toolbar(let name): outbox.write(id, menus.toolbars.current(named: name).toolbar.wireLine(head: "*"))
             case .reset(let node): writeReset(node, to: id)
-            case .resetChanges(let root):
-                var line = WireLine("*")
-                line.word("RESET-CHANGES")
-                line.field(root)
-                outbox.write(id, line)
+            case .resetChanges(let root): outbox.write(id, ResetChanges(root).wireLine(head: "*"))
             }
         }
         deliver()
@@ -184,25 +190,18 @@ final class Hub {
     /// `* BYE <reason>`, then the connection closes.
     func bye(_ id: Clients.ID, _ reason: String) {
         guard clients.isActive(id) else { return }
-        var line = WireLine("*")
-        line.word("BYE")
-        line.word(reason)
-        outbox.write(id, line)
+        outbox.write(id, Bye(reason).wireLine(head: "*"))
         close(id)
     }
 
     /// Answers nothing more, and closes once what is held is written.
     func close(_ id: Clients.ID) {
-        guard clients.isActive(id) else { return }
-        clients[id]?.closing = true
+        guard clients[id]?.close() == true else { return }
         outbox.close(id)
     }
 
     func writeReset(_ node: StateTree.NodeID, to id: Clients.ID) {
-        var line = WireLine("*")
-        line.word("RESET")
-        line.field(tree.path(node))
-        outbox.write(id, line)
+        outbox.write(id, Reset(tree.path(node)).wireLine(head: "*"))
     }
 
     /// Turns what changed in the tree into pushes: `GONE` for what disappeared, then `ITEM`
@@ -218,9 +217,7 @@ final class Hub {
                 }
             }
             guard !targets.isEmpty else { continue }
-            var line = WireLine("*")
-            line.word("GONE")
-            line.field(r.path)
+            let line = Gone(r.path).wireLine(head: "*")
             for id in targets { push(line, .observed(clients.observers.isObserving(id, r.parent) ? r.parent : nil), to: id) }
         }
         var rootsChanged: [[UInt8]] = []
@@ -250,23 +247,17 @@ final class Hub {
 
     /// A badge as a `* BADGE` line, if it is defined.
     func badgeLine(_ id: String) -> WireLine? {
-        settings.badges.first { $0.id == id }?.wireLine(tag: "*")
+        settings.badges.first { $0.id == id }?.wireLine(head: "*")
     }
 
     /// Ends every connection with `* BYE shutdown`.
     func shutdown() {
-        outstanding.shuttingDown = true
+        stopping = true
         // The retry's wait ends now: the final commit at stop (Daemon.run) must not wait for a
         // timer that will never fire.
-        if let retry = outstanding.commitRetry {
-            retry.cancel()
-            outstanding.commitRetry = nil
-            sets.retryFired()
-        }
-        outstanding.releaseTimer?.task.cancel()
-        outstanding.releaseTimer = nil
-        outstanding.replyTimer?.task.cancel()
-        outstanding.replyTimer = nil
+        sets.cancelRetry()
+        held.timer.cancel()
+        menus.answers.timer.cancel()
         for id in clients.all { bye(id, "shutdown") }
         deliver()
     }

@@ -28,12 +28,13 @@ protocol StateStore: Sendable {
 
 extension Store: StateStore {}
 
-/// Runs store I/O off the event loop; the result comes back on `loop`.
-protocol StoreRunner: Sendable {
+/// A thread of its own that runs blocking work off the event loop (the store's transactions, or
+/// `lstat` and the ignore file's write); the result comes back on `loop`.
+protocol WorkerThread: Sendable {
     func run<T: Sendable>(on loop: EventLoop, _ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T>
 }
 
-extension NIOThreadPool: StoreRunner {
+extension NIOThreadPool: WorkerThread {
     func run<T: Sendable>(on loop: EventLoop, _ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
         runIfActive(eventLoop: loop, body)
     }
@@ -53,11 +54,11 @@ struct DiskFiles: FileInspector {
 struct Ports {
     let store: any StateStore
     /// The one thread that writes to the store.
-    let storeRunner: any StoreRunner
+    let storeThread: any WorkerThread
     /// Where the file system is looked at and written (identities, a path outside the roots,
     /// the ignore file), off the event loop and not behind a store commit: a thread of its own
     /// in the daemon.
-    let fileRunner: any StoreRunner
+    let fileThread: any WorkerThread
     let files: any FileInspector
     /// Wall-clock time, for leases.
     let clock: any WallClock

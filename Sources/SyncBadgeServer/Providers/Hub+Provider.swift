@@ -13,7 +13,7 @@ extension Hub {
     /// Queues `SET`s behind a watcher barrier (SetPipeline). Returns false: the answers come
     /// after the commit.
     func handleSets(_ reqs: [WireRequest], from c: Clients.ID) -> Bool {
-        let group = SetGroup(client: c, name: clients[c]?.name ?? "", requests: reqs)
+        let group = SetGroup(client: c, name: clients[c]?.name ?? "", requests: reqs.map(SetLine.init))
         if let token = sets.arrived(group) { watcher?.barrier(token: token) }
         return false
     }
@@ -25,8 +25,11 @@ extension Hub {
         var stated: [[UInt8]] = []
         for group in groups {
             answers.append((group.client, group.requests.map { req in
-                let (line, ok) = applySet(req, from: group.client, stated: &stated)
-                return (req.tag, line, ok)
+                let answer = applySet(req.set, from: group.client, stated: &stated)
+                switch answer {
+                case .success(let ok): return (req.tag, ok.wireLine(head: req.tag), true)
+                case .failure(let err): return (req.tag, err.wireLine(head: req.tag), false)
+                }
             }))
         }
         if let settled = sets.settle(withTree { t in stated.compactMap { t.find($0) } }) { watcher?.barrier(token: settled) }
@@ -49,46 +52,17 @@ extension Hub {
         if let next { watcher?.barrier(token: next) }
     }
 
-    /// Applies one `SET`; its answer line, and whether it is an `OK`.
-    func applySet(_ req: WireRequest, from c: Clients.ID, stated: inout [[UInt8]]) -> (WireLine, Bool) {
-        func fail(_ code: String, _ message: [UInt8]) -> (WireLine, Bool) {
-            var l = WireLine(req.tag)
-            l.word("ERR")
-            l.word(code)
-            l.option("message", message)
-            return (l, false)
+    /// Applies one `SET` (read, or refused, when it arrived: `SetLine`): its answer.
+    func applySet(_ parsed: Result<SetRequest, Err>, from c: Clients.ID, stated: inout [[UInt8]]) -> Result<Ok, Err> {
+        let set: SetRequest
+        switch parsed {
+        case .failure(let refused): return .failure(refused)
+        case .success(let s): set = s
         }
-        guard req.fields.count == 2, !req.fields[0].isPath, let state = SyncState(name: req.fields[0].string) else {
-            return fail("bad-request", Array("usage: SET <state> <path> [gen=] [progress=] [message=] [badge=] [recursive=1]".utf8))
-        }
-        let path = req.fields[1].bytes
-        guard PathBytes.isNormalizedAbsolute(path) else { return fail("bad-path", path) }
-        guard tree.root(containing: path) != nil else { return fail("outside", path) }
-        var set = SetRequest(state: state)
-        if let g = req.option("gen") {
-            guard let gen = UInt64(g) else { return fail("bad-request", Array("gen must be a number".utf8)) }
-            set.gen = gen
-        }
-        if let p = req.option("progress") {
-            guard let n = UInt8(p), n <= 100 else { return fail("bad-request", Array("progress must be 0-100".utf8)) }
-            set.progress = n
-        }
-        set.message = req.option("message")
-        if let b = req.options["badge"] {
-            guard WireParser.isID(b) else { return fail("bad-request", Array("bad badge id".utf8)) }
-            set.badge = String(decoding: b, as: UTF8.self)
-        }
-        set.recursive = req.option("recursive") == "1"
-        // 1.2, `lease`: only a `syncing` takes one; on another state it is ignored.
-        var leaseMs: Int64?
-        if state == .syncing, let l = req.option("lease") {
-            // Digits only: Int64 would also take a sign.
-            guard l.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seconds = Int64(l), (1...86_400).contains(seconds) else {
-                return fail("bad-request", Array("lease must be 1-86400 seconds".utf8))
-            }
-            leaseMs = seconds * 1000
-        }
-        var line = WireLine(req.tag)
+        let path = set.path
+        guard tree.root(containing: path) != nil else { return .failure(Err("outside", message: path)) }
+        // 1.2, `lease`: only a `syncing` takes one (`SetRequest` leaves it out on another state).
+        let leaseMs = set.lease.map { Int64($0) * 1000 }
         var changed: [StateTree.NodeID] = []
         var dropped: [(StateTree.NodeID, [UInt8])] = []
         switch tree.set(path, set, identify: { p in
@@ -97,52 +71,24 @@ extension Hub {
             return ingest.identities[p] ?? nil
         }, applied: { changed.append($0) }, dropping: { dropped.append(($0, $1)) }) {
         case .notFound:
-            return fail("not-found", path)
+            return .failure(Err("not-found", message: path))
         case .stale(let gen):
-            line.word("OK")
-            line.word("stale=1")
-            line.word("gen=\(gen)")
+            return .success(Ok(stale: true, gen: gen))
         case .done(let gen):
-            line.word("OK")
-            line.word("gen=\(gen)")
-            // A tombstone whose deletion is synced goes, and with it whatever held it.
-            for (node, p) in dropped where outstanding.releases.dropped(node) != nil {
-                guard let root = tree.root(containing: p)?.path, let rel = PathBytes.relativeComponents(p, under: root) else { continue }
-                outstanding.leaseRows.append(StoreChanges.Lease(root: root, relativePath: Array(rel.joined(separator: [PathBytes.slash])), untilMs: nil))
-            }
-            noteSyncing(changed, set.state, by: c, leaseMs: leaseMs)
+            held.set(changed, dropped: dropped, state: set.state, by: c, leaseMs: leaseMs, nowMs: ports.clock.nowMs(), tree: &tree)
+            armReleaseTimer()
+            return .success(Ok(gen: gen))
         }
-        return (line, true)
     }
 
     // MARK: Syncing that outlives its provider
-
-    /// Remembers who holds the entries this SET reached (a recursive one skips stale and
-    /// ignored entries, which keep their holder): its connection, or a lease. Any SET ends the
-    /// lease or the restart hold it had.
-    func noteSyncing(_ changed: [StateTree.NodeID], _ state: SyncState, by c: Clients.ID, leaseMs: Int64?) {
-        let leases = outstanding.releases.set(changed, state: state, by: c, leaseMs: leaseMs, nowMs: ports.clock.nowMs())
-        for l in leases { storeLease(l) }
-        // Paths that left `syncing` by a local change, or were removed, meanwhile.
-        withTree { t in outstanding.releases.prune { t.isLive($0) && t.record($0).state == .syncing } }
-        armReleaseTimer()
-    }
-
-    /// A lease row for the next group commit.
-    func storeLease(_ change: SyncingReleases.LeaseChange) {
-        let row: StoreChanges.Lease? = withTree { t in
-            guard t.isLive(change.node), let root = t.root(containing: t.path(change.node))?.path else { return nil }
-            return StoreChanges.Lease(root: root, relativePath: t.relativePath(change.node), untilMs: change.untilMs)
-        }
-        if let row { outstanding.leaseRows.append(row) }
-    }
 
     /// A provider's connection closed while the daemon runs: every path still `syncing` as it
     /// set it without a lease returns to `pending` (same gen, progress cleared, a message saying
     /// why), so no badge stays "syncing" for a provider that is gone (protocol 1.1).
     func releaseSyncing(of c: Clients.ID, name: String) {
-        let mine = outstanding.releases.connectionClosed(c)
-        guard !outstanding.shuttingDown else { return }
+        let mine = held.releases.connectionClosed(c)
+        guard !stopping else { return }
         release(mine, .providerGone(name: name))
     }
 
@@ -160,44 +106,34 @@ extension Hub {
     /// At start, once the stored states are in: leases that ran out while the daemon was down
     /// are released, the others timed, and every other stored `syncing` is held for a while.
     func restoreReleases(_ stored: [StoreChanges.Lease]) {
-        var leases: [StateTree.NodeID: Int64] = [:]
-        for l in stored {
-            let path = l.relativePath.isEmpty ? l.root : PathBytes.join(l.root, l.relativePath)
-            if let id = tree.find(path), let until = l.untilMs { leases[id] = until } else { outstanding.leaseRows.append(StoreChanges.Lease(root: l.root, relativePath: l.relativePath, untilMs: nil)) }
-        }
-        let (expired, forget) = outstanding.releases.restored(syncing: tree.syncingEntries(), leases: leases, nowMs: ports.clock.nowMs())
-        for node in forget + expired { storeLease(.init(node: node, untilMs: nil)) }
+        let expired = held.restore(stored, nowMs: ports.clock.nowMs(), tree: &tree)
         release(expired, .leaseRanOut)
-        if !outstanding.leaseRows.isEmpty { scheduleCommit() }
+        if !held.leaseRows.isEmpty { scheduleCommit() }
         armReleaseTimer()
     }
 
     /// One timer for the earliest lease or hold; none while nothing is outstanding (so an idle
     /// daemon has no timer).
     func armReleaseTimer() {
-        let next = outstanding.releases.nextDeadlineMs
-        if let t = outstanding.releaseTimer, t.atMs == next { return }
-        outstanding.releaseTimer?.task.cancel()
-        outstanding.releaseTimer = nil
-        guard let next, !outstanding.shuttingDown else { return }
+        let next = held.releases.nextDeadlineMs
+        if let next, held.timer.isArmed(for: next) { return }
+        held.timer.cancel()
+        guard let next, !stopping else { return }
         // At most a minute at a time: the loop's clock stops while the machine sleeps, and a
         // lease runs in wall-clock time (the firing checks the wall clock again).
         let delay = min(60_000, max(0, next - ports.clock.nowMs()))
         let task = loop.assumeIsolated().scheduleTask(in: .milliseconds(delay)) {
-            self.outstanding.releaseTimer = nil
+            self.held.timer.fired()
             self.releaseTimerFired()
         }
-        outstanding.releaseTimer = (task, next)
+        held.timer.arm(task, at: next)
     }
 
     func releaseTimerFired() {
-        let due = outstanding.releases.fired(nowMs: ports.clock.nowMs())
-        for (node, reason) in due where reason == .leaseRanOut { storeLease(.init(node: node, untilMs: nil)) }
-        let leased = due.filter { $0.reason == .leaseRanOut }.map(\.node)
-        let held = due.filter { $0.reason == .providerDidNotComeBack }.map(\.node)
-        release(leased, .leaseRanOut)
-        release(held, .providerDidNotComeBack)
-        if !outstanding.leaseRows.isEmpty { scheduleCommit() }
+        let due = held.fired(nowMs: ports.clock.nowMs(), tree: &tree)
+        release(due.leased, .leaseRanOut)
+        release(due.held, .providerDidNotComeBack)
+        if !held.leaseRows.isEmpty { scheduleCommit() }
         armReleaseTimer()
     }
 
@@ -211,8 +147,8 @@ extension Hub {
         }
         outbox.ok(c, req.tag)
         pushRoot(p)
-        if let push = clients.toolbars.unclaimed(c) { pushToolbar(push) }
-        let mine = outstanding.releases.unclaimed(c) { tree.isLive($0) && tree.isInSubtree($0, of: rootNode) }
+        if let push = menus.toolbars.unclaimed(c) { pushToolbar(push) }
+        let mine = held.releases.unclaimed(c) { tree.isLive($0) && tree.isInSubtree($0, of: rootNode) }
         release(mine, .unclaimed(name: clients[c]?.name ?? ""))
     }
 
@@ -222,10 +158,9 @@ extension Hub {
     /// change made so far; changes made while a commit is in flight wait for the next one.
     /// A failed transaction is kept and written again (SetPipeline).
     func scheduleCommit(_ done: ((Result<Void, Error>) -> Void)? = nil) {
-        guard sets.commitWanted(done, hasChanges: tree.hasStoreChanges || !outstanding.leaseRows.isEmpty) else { return }
+        guard sets.commitWanted(done, hasChanges: tree.hasStoreChanges || !held.leaseRows.isEmpty) else { return }
         var fresh = tree.drainStoreChanges()
-        fresh.leases = outstanding.leaseRows
-        outstanding.leaseRows = []
+        fresh.leases = held.takeLeaseRows()
         let (batches, waiters) = sets.begin(fresh: fresh)
         let store = self.ports.store
         storeWork {
@@ -243,11 +178,10 @@ extension Hub {
             switch next {
             case .commitAgain: self.scheduleCommit()
             case .retry(let delay):
-                self.outstanding.commitRetry = self.loop.assumeIsolated().scheduleTask(in: delay) {
-                    self.outstanding.commitRetry = nil
+                self.sets.retryArmed(self.loop.assumeIsolated().scheduleTask(in: delay) {
                     self.sets.retryFired()
                     self.scheduleCommit()
-                }
+                })
             case .waitForRetry: break
             }
         }
@@ -263,33 +197,26 @@ extension Hub {
 
     func subscribeChanges(_ req: WireRequest, _ c: Clients.ID) {
         guard let root = exactRoot(req, c) else { return }
-        clients.subscribe(c, to: root)
+        feed.subscribe(c, to: root)
         outbox.ok(c, req.tag)
     }
 
     // MARK: Change feed
 
     /// `* CHANGED <path> gen=<n> what=<what> [from=<old>]` to the root's subscribers.
-    func emitChanged(_ path: [UInt8], what: String, from: [UInt8]? = nil) {
-        guard !clients.subscribers.isEmpty,
+    func emitChanged(_ path: [UInt8], what: Changed.What, from: [UInt8]? = nil) {
+        guard !feed.isEmpty,
               let (root, rec) = withTree({ t in t.root(containing: path).flatMap { r in t.find(path).map { (r.path, t.record($0)) } } }),
-              let subs = clients.subscribers[root] else { return }
+              let subs = feed.subscribers[root] else { return }
         guard rec.state != .ignored else { return }
-        var line = WireLine("*")
-        line.word("CHANGED")
-        line.field(path)
-        line.word("gen=\(rec.gen)")
-        line.word("what=" + what)
-        if let from { line.option("from", from) }
+        let line = Changed(path: path, gen: rec.gen, what: what, from: from).wireLine(head: "*")
         for c in subs { push(line, .change(root: root), to: c) }
     }
 
     /// Tells a root's subscribers to call `CHANGES` again.
     func resetChanges(_ root: [UInt8]) {
-        guard let subs = clients.subscribers[root] else { return }
-        var line = WireLine("*")
-        line.word("RESET-CHANGES")
-        line.field(root)
+        guard let subs = feed.subscribers[root] else { return }
+        let line = ResetChanges(root).wireLine(head: "*")
         for c in subs { push(line, .change(root: root), to: c) }
     }
 }
@@ -299,5 +226,17 @@ extension Hub {
 struct SetGroup {
     var client: Clients.ID
     var name: String
-    var requests: [WireRequest]
+    var requests: [SetLine]
+}
+
+/// One `SET` as it arrived: its tag, and the request read once (`SetRequest`), or why it is
+/// refused, answered in its turn.
+struct SetLine {
+    var tag: String
+    var set: Result<SetRequest, Err>
+
+    init(_ req: WireRequest) {
+        tag = req.tag
+        set = Result { () throws(Err) in try SetRequest(req) }
+    }
 }

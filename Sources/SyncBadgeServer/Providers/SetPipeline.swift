@@ -38,7 +38,12 @@ struct SetPipeline<Group, Waiter> {
     private var waiters: [Waiter] = []
     /// Batches of a failed transaction, written again first.
     private var unstored: [StoreChanges] = []
-    private var retryArmed = false
+    /// The retry of a failed transaction: none; due (`finished` said to arm it); armed (the
+    /// hub's timer, kept here so that a stop can cancel it).
+    private enum Retry {
+        case none, due, armed(Scheduled<Void>)
+    }
+    private var retry = Retry.none
     private var retryDelay = Self.firstRetry
     /// Transactions started with something to write (`STATS commits`).
     private(set) var commits = 0
@@ -142,14 +147,15 @@ struct SetPipeline<Group, Waiter> {
         } else {
             if unstored.isEmpty { health = .failing }
             unstored = batches
-            if !retryArmed {
-                retryArmed = true
+            if case .none = retry {
+                retry = .due
                 let delay = retryDelay
                 retryDelay = min(retryDelay * 2, Self.longestRetry)
                 return (.retry(after: delay), health)
             }
         }
-        return (retryArmed ? .waitForRetry : .commitAgain, health)
+        if case .none = retry { return (.commitAgain, health) }
+        return (.waitForRetry, health)
     }
 
     /// A root was removed (or its first scan failed): batches kept from a failed commit no
@@ -164,8 +170,25 @@ struct SetPipeline<Group, Waiter> {
         }
     }
 
+    /// The hub armed the retry timer `finished` asked for. Only then: a timer armed twice
+    /// would retry twice.
+    mutating func retryArmed(_ timer: Scheduled<Void>) {
+        guard case .due = retry else {
+            timer.cancel()
+            return
+        }
+        retry = .armed(timer)
+    }
+
     /// The retry timer fired: look for a commit to start (`commitWanted(nil, …)`).
     mutating func retryFired() {
-        retryArmed = false
+        retry = .none
+    }
+
+    /// The daemon stops: the retry's wait ends now, so that the final commit does not wait for
+    /// a timer that will never fire.
+    mutating func cancelRetry() {
+        if case .armed(let timer) = retry { timer.cancel() }
+        retry = .none
     }
 }

@@ -11,95 +11,44 @@ extension Hub {
     // MARK: Definitions (providers)
 
     func defineBadge(_ req: WireRequest, _ c: Clients.ID) {
-        guard req.fields.count == 1, let id = req.fields.first?.bytes, WireParser.isID(id) else {
-            outbox.error(c, req.tag, "bad-request", message: Array("usage: DEFINE-BADGE <id> label= glyph= ascii= color= [image=]".utf8))
+        let badge: Badge
+        do { badge = try Badge(definition: req) } catch {
+            outbox.error(c, req.tag, error)
             return
         }
-        guard let label = req.option("label"), let glyph = req.option("glyph"), let ascii = req.option("ascii"),
-              let color = req.option("color"), !label.isEmpty, !glyph.isEmpty, !ascii.isEmpty, !color.isEmpty
-        else {
-            outbox.error(c, req.tag, "bad-request", message: Array("label, glyph, ascii and color are required".utf8))
-            return
-        }
-        guard imageIsValid(req, c) else { return }
-        let image = req.options["image"]
-        let badge = Badge(id: String(decoding: id, as: UTF8.self), label: label, glyph: glyph, ascii: ascii, color: color, image: image)
         if let i = settings.badges.firstIndex(where: { $0.id == badge.id }) { settings.badges[i] = badge } else { settings.badges.append(badge) }
         outbox.ok(c, req.tag)
         // Every client refreshes its badge cache (1.1, `badge-push`).
-        let line = badge.wireLine(tag: "*")
+        let line = badge.wireLine(head: "*")
         for other in clients.all where clients.hasSaidHello(other) { push(line, .badge(badge.id), to: other) }
     }
 
     func defineMenu(_ req: WireRequest, _ c: Clients.ID) {
-        guard req.fields.count == 2, MenuItem.kinds.contains(req.fields[0].string), WireParser.isID(req.fields[1].bytes),
-              let title = req.option("title"), !title.isEmpty
-        else {
-            outbox.error(c, req.tag, "bad-request", message: Array("usage: DEFINE-MENU items|container|sidebar|toolbar <action-id> title=<text> [states=<state>,...] [enabled=0]".utf8))
+        let definition: MenuDefinition
+        do { definition = try MenuDefinition(req) } catch {
+            outbox.error(c, req.tag, error)
             return
         }
-        var states: Set<String>?
-        if let list = req.option("states") {
-            let names = list.split(separator: ",").map(String.init)
-            guard !names.isEmpty, names.allSatisfy({ SyncState(name: $0) != nil }) else {
-                outbox.error(c, req.tag, "bad-request", message: Array("states= takes state names".utf8))
-                return
-            }
-            states = Set(names)
-        }
-        let kind = req.fields[0].string
-        let item = MenuItem(id: req.fields[1].string, title: title, states: states, enabled: req.option("enabled") != "0")
-        var items = clients[c]?.menus[kind] ?? []
-        if let i = items.firstIndex(where: { $0.id == item.id }) { items[i] = item } else { items.append(item) }
-        clients[c]?.menus[kind] = items
+        menus.define(definition, by: c)
         outbox.ok(c, req.tag)
     }
 
-    /// A badge's or toolbar item's `image=`, if any, is an absolute normalised path; else
-    /// `ERR bad-path` is sent.
-    private func imageIsValid(_ req: WireRequest, _ c: Clients.ID) -> Bool {
-        guard let image = req.options["image"], !PathBytes.isNormalizedAbsolute(image) else { return true }
-        outbox.error(c, req.tag, "bad-path", message: image)
-        return false
-    }
-
     func defineToolbar(_ req: WireRequest, _ c: Clients.ID) {
-        guard let name = req.option("name"), let tooltip = req.option("tooltip"), !name.isEmpty else {
-            outbox.error(c, req.tag, "bad-request", message: Array("usage: DEFINE-TOOLBAR name=<text> tooltip=<text> [image=<path>]".utf8))
+        let item: ToolbarItem
+        do { item = try ToolbarItem(req) } catch {
+            outbox.error(c, req.tag, error)
             return
         }
-        guard imageIsValid(req, c) else { return }
-        let image = req.options["image"]
-        let push = clients.toolbars.defined(c, provider: clients[c]?.name ?? "", item: ToolbarItem(name: name, tooltip: tooltip, image: image))
+        let push = menus.toolbars.defined(c, provider: clients[c]?.name ?? "", item: item)
         outbox.ok(c, req.tag)
         if let push { pushToolbar(push) }
     }
 
     /// `* TOOLBAR ...` (1.2, `toolbar-push`) to every client that did not say `roots=0`.
     func pushToolbar(_ push: ToolbarSet.Push) {
-        let line = toolbarLine("*", push)
-        let provider: String
-        switch push {
-        case .show(let l): provider = l.provider
-        case .removed(let name): provider = name
-        }
-        for c in clients.all where clients[c]?.role != nil && clients[c]?.wantsRootPushes == true { self.push(line, .toolbar(provider), to: c) }
-    }
-
-    func toolbarLine(_ head: String, _ push: ToolbarSet.Push) -> WireLine {
-        var line = WireLine(head)
-        line.word("TOOLBAR")
-        switch push {
-        case .show(let l):
-            line.option("name", l.item.name)
-            line.option("tooltip", l.item.tooltip)
-            line.option("provider", l.provider)
-            if let image = l.item.image { line.option("image", image) }
-        case .removed(let name):
-            line.option("provider", name)
-            line.word("removed")
-        }
-        return line
+        let toolbar = push.toolbar
+        let line = toolbar.wireLine(head: "*")
+        for c in clients.all where clients[c]?.role != nil && clients[c]?.wantsRootPushes == true { self.push(line, .toolbar(toolbar.provider), to: c) }
     }
 
     // MARK: Using them (every role)
@@ -112,21 +61,16 @@ extension Hub {
         var nodes: [StateTree.NodeID]
     }
 
-    func selection(_ req: WireRequest, _ c: Clients.ID, fieldsFrom start: Int) -> Selection? {
-        let pathFields = req.fields.dropFirst(start)
-        for f in pathFields where !PathBytes.isNormalizedAbsolute(f.bytes) {
-            outbox.error(c, req.tag, "bad-path", message: f.bytes)
+    /// The selection of `paths` and `target`, or nil with the error sent.
+    func selection(_ req: WireRequest, _ c: Clients.ID, paths: [[UInt8]], target: [UInt8]?) -> Selection? {
+        for p in paths where !PathBytes.isNormalizedAbsolute(p) {
+            outbox.error(c, req.tag, "bad-path", message: p)
             return nil
         }
-        var target: [UInt8]?
-        if let t = req.options["target"] {
-            guard PathBytes.isNormalizedAbsolute(t) else {
-                outbox.error(c, req.tag, "bad-path", message: t)
-                return nil
-            }
-            target = t
+        if let target, !PathBytes.isNormalizedAbsolute(target) {
+            outbox.error(c, req.tag, "bad-path", message: target)
+            return nil
         }
-        let paths = pathFields.map(\.bytes)
         guard let first = paths.first ?? target else {
             outbox.error(c, req.tag, "bad-request", message: Array("\(req.verb) needs a path or target=".utf8))
             return nil
@@ -155,84 +99,70 @@ extension Hub {
     /// connection whose `TOOLBAR` line carries that name. Nil with `ERR no-provider` sent when
     /// none does.
     func addressedProvider(_ req: WireRequest, _ c: Clients.ID, name: String) -> Clients.ID? {
-        let named = clients.toolbars.provider(named: name).flatMap { clients.isActive($0) ? $0 : nil }
+        let named = menus.toolbars.provider(named: name).flatMap { clients.isActive($0) ? $0 : nil }
         if named == nil { outbox.error(c, req.tag, "no-provider", message: Array("no sync engine named \(name) has a toolbar item".utf8)) }
         return named
     }
 
     func menu(_ req: WireRequest, _ c: Clients.ID) {
-        guard let kind = req.fields.first?.string, MenuItem.kinds.contains(kind) else {
-            outbox.error(c, req.tag, "bad-request", message: Array("usage: MENU items|container|sidebar|toolbar [target=<path>] <path>... | MENU toolbar provider=<name>".utf8))
+        let m: MenuRequest
+        do { m = try MenuRequest(req) } catch {
+            outbox.error(c, req.tag, error)
             return
         }
-        if let name = req.option("provider") {
+        let kind = m.kind
+        if let name = m.provider {
             guard let provider = addressedProvider(req, c, name: name) else { return }
             // Paths are optional here; when given, the items match their states.
             var states: [SyncState] = []
-            if req.fields.count > 1 || req.options["target"] != nil {
-                guard let sel = selection(req, c, fieldsFrom: 1) else { return }
+            if m.selects {
+                guard let sel = selection(req, c, paths: m.paths, target: m.target) else { return }
                 states = sel.nodes.map { tree.reportedState($0) }
             }
-            for item in (clients[provider]?.menus[kind] ?? []) where item.matches(states.map(\.name)) { outbox.write(c, item.wireLine(tag: req.tag)) }
+            for item in menus.items(of: provider, kind: kind, states: states) { outbox.write(c, item.wireLine(head: req.tag)) }
             outbox.ok(c, req.tag)
             return
         }
-        guard let sel = selection(req, c, fieldsFrom: 1) else { return }
+        guard let sel = selection(req, c, paths: m.paths, target: m.target) else { return }
         let states = sel.nodes.map { tree.reportedState($0) }
         var items: [MenuItem] = []
         if let provider = roots.claimant(of: sel.root) {
-            items = (clients[provider]?.menus[kind] ?? []).filter { $0.matches(states.map(\.name)) }
+            items = menus.items(of: provider, kind: kind, states: states)
         }
         if kind == "items" && !sel.nodes.isEmpty {
-            items += BuiltinMenu.items(states: states, ignoredByFile: sel.nodes.map { ignoredByFile($0, root: sel.root) })
+            let ignoredByFile = roots[sel.root].map { root in sel.nodes.map { BuiltinActions.ignoredByFile($0, root: root, tree: &tree) } }
+            items += BuiltinMenu.items(states: states, ignoredByFile: ignoredByFile ?? sel.nodes.map { _ in false })
         }
-        for item in items { outbox.write(c, item.wireLine(tag: req.tag)) }
+        for item in items { outbox.write(c, item.wireLine(head: req.tag)) }
         outbox.ok(c, req.tag)
-    }
-
-    /// Whether the root's `.syncbadgeignore` (not the built-in patterns) ignores the entry or
-    /// one of its ancestors.
-    func ignoredByFile(_ id: StateTree.NodeID, root: [UInt8]) -> Bool {
-        guard let file = roots[root]?.ignoreFile else { return false }
-        let rules = IgnoreRules(fileContents: file, defaults: false)
-        let rel = PathBytes.relativeComponents(tree.path(id), under: root) ?? []
-        for n in 1...max(1, rel.count) where n <= rel.count {
-            let isDir = n < rel.count || tree.record(id).kind == .dir
-            if rules.matches(Array(rel.prefix(n)), isDir: isDir) { return true }
-        }
-        return false
     }
 
     /// `ACTION`; false when the answer waits for the provider's `ANSWER` (1.2, `reply=1`): the
     /// session then holds its later requests, in order, as for any slow request.
     func action(_ req: WireRequest, _ c: Clients.ID) -> Bool {
-        guard let id = req.fields.first?.bytes, WireParser.isID(id) else {
-            outbox.error(c, req.tag, "bad-request", message: Array("usage: ACTION <action-id> [target=<path>] <path>... [reply=1]".utf8))
+        let a: ActionRequest
+        do { a = try ActionRequest(req) } catch {
+            outbox.error(c, req.tag, error)
             return true
         }
-        let actionID = String(decoding: id, as: UTF8.self)
-        let wantsReply = req.option("reply") == "1"
-        if let name = req.option("provider"), !BuiltinMenu.ids.contains(actionID) {
+        let actionID = a.id
+        let wantsReply = a.reply
+        if let name = a.provider, !BuiltinMenu.ids.contains(actionID) {
             guard let provider = addressedProvider(req, c, name: name) else { return true }
             var paths: [[UInt8]] = []
             var target: [UInt8]?
-            if req.fields.count > 1 || req.options["target"] != nil {
-                guard let sel = selection(req, c, fieldsFrom: 1) else { return true }
+            if a.selects {
+                guard let sel = selection(req, c, paths: a.paths, target: a.target) else { return true }
                 (paths, target) = (sel.paths, sel.target)
             }
             return deliverAction(req, actionID, target: target, paths: paths, from: c, to: provider, wantsReply: wantsReply)
         }
-        guard let sel = selection(req, c, fieldsFrom: 1) else { return true }
+        guard let sel = selection(req, c, paths: a.paths, target: a.target) else { return true }
         switch actionID {
         case BuiltinMenu.details:
             // Without selected paths, the details are the target's.
             let nodes = sel.nodes.isEmpty ? sel.target.flatMap { tree.find($0) }.map { [$0] } ?? [] : sel.nodes
-            let text = nodes.map { n -> String in
-                let r = tree.record(n)
-                let details = "state=\(tree.reportedState(n).name) gen=\(r.gen) progress=\(r.progress.map(String.init) ?? "-") message=\(r.message ?? "-")"
-                return nodes.count > 1 ? "\(PathBytes.display(tree.path(n))): \(details)" : details
-            }.joined(separator: "; ")
-            outbox.ok(c, req.tag) { $0.option("message", text) }
+            outbox.ok(c, req.tag, Ok(message: Array(BuiltinActions.details(nodes, tree: &tree).utf8)))
         case BuiltinMenu.ignore, BuiltinMenu.unignore:
             return editIgnoreFile(req, c, sel, ignore: actionID == BuiltinMenu.ignore)
         default:
@@ -250,18 +180,12 @@ extension Hub {
     /// provider's `ANSWER` (or the deadline) answers, and this returns false.
     func deliverAction(_ req: WireRequest, _ actionID: String, target: [UInt8]?, paths: [[UInt8]], from c: Clients.ID,
                        to provider: Clients.ID, wantsReply: Bool) -> Bool {
-        var line = WireLine("*")
-        line.word("ACTION")
-        line.word(actionID)
-        if let target { line.option("target", target) }
-        for p in paths { line.field(p) }
-        line.option("from", clients[c]?.name ?? "")
+        var call = ActionCall(id: actionID, target: target, paths: paths, from: clients[c]?.name ?? "")
         if wantsReply {
-            let token = outstanding.replies.delivered(client: c, tag: req.tag, provider: provider, now: loop.now)
-            line.word("reply=" + token)
+            call.reply = menus.answers.replies.delivered(client: c, tag: req.tag, provider: provider, now: loop.now)
             armReplyTimer()
         }
-        outbox.write(provider, line)
+        outbox.write(provider, call.wireLine(head: "*"))
         deliver()
         if wantsReply { return false }
         outbox.ok(c, req.tag)
@@ -271,12 +195,13 @@ extension Hub {
     /// `ANSWER <token> [message=] [failed=1]` (1.2, `action-reply`): the waiting client's
     /// `ACTION` is answered, then its later requests go on.
     func answer(_ req: WireRequest, _ c: Clients.ID) {
-        guard req.fields.count == 1, !req.fields[0].isPath, WireParser.isTag(req.fields[0].bytes) else {
-            outbox.error(c, req.tag, "bad-request", message: Array("usage: ANSWER <token> [message=<text>] [failed=1]".utf8))
+        let answer: Answer
+        do { answer = try Answer(req) } catch {
+            outbox.error(c, req.tag, error)
             return
         }
-        let token = req.fields[0].string
-        guard let reply = outstanding.replies.answered(token, by: c, message: req.options["message"], failed: req.option("failed") == "1") else {
+        let token = answer.token
+        guard let reply = menus.answers.replies.answered(token, by: c, message: answer.message, failed: answer.failed) else {
             outbox.error(c, req.tag, "not-found", message: Array("no answer is awaited for \(token) from this connection".utf8))
             return
         }
@@ -292,7 +217,7 @@ extension Hub {
             guard clients.isActive(c) else { continue }
             switch r.outcome {
             case .answered(let message):
-                outbox.ok(c, r.tag) { line in if let message { line.option("message", message) } }
+                outbox.ok(c, r.tag, Ok(message: message))
             case .failed(let message):
                 outbox.error(c, r.tag, "failed", message: message)
             case .timeout:
@@ -306,42 +231,31 @@ extension Hub {
 
     /// One timer for the earliest awaited answer; none while no answer is awaited.
     func armReplyTimer() {
-        let next = outstanding.replies.nextDeadline
-        if let t = outstanding.replyTimer, t.at == next { return }
-        outstanding.replyTimer?.task.cancel()
-        outstanding.replyTimer = nil
-        guard let next, !outstanding.shuttingDown else { return }
+        let next = menus.answers.replies.nextDeadline
+        if let next, menus.answers.timer.isArmed(for: next) { return }
+        menus.answers.timer.cancel()
+        guard let next, !stopping else { return }
         let task = loop.assumeIsolated().scheduleTask(deadline: next) {
-            self.outstanding.replyTimer = nil
-            self.sendReplies(self.outstanding.replies.expired(now: self.loop.now))
+            self.menus.answers.timer.fired()
+            self.sendReplies(self.menus.answers.replies.expired(now: self.loop.now))
             self.armReplyTimer()
             self.deliver()
         }
-        outstanding.replyTimer = (task, next)
+        menus.answers.timer.arm(task, at: next)
     }
 
     /// The built-in Ignore / Stop ignoring: edit the root's ignore file; the watcher sees the
-    /// edit and the rules apply as for any other edit. The file is written on the store's
-    /// thread, not the event loop; false while it is (the client's later requests wait).
+    /// edit and the rules apply as for any other edit. The file is written on the file thread
+    /// (`fileWork`), not the event loop; false while it is (the client's later requests wait).
     func editIgnoreFile(_ req: WireRequest, _ c: Clients.ID, _ sel: Selection, ignore: Bool) -> Bool {
         guard let root = roots[sel.root] else { return true }
-        let rels = sel.nodes.compactMap { n -> [UInt8]? in
-            let r = tree.relativePath(n)
-            return r.isEmpty ? nil : r
-        }
-        guard rels.count == sel.nodes.count else {
-            outbox.error(c, req.tag, "bad-request", message: Array("a root cannot ignore itself".utf8))
+        let updated: [UInt8]
+        switch BuiltinActions.editedIgnoreFile(sel.nodes, root: root, ignore: ignore, tree: &tree) {
+        case .failure(let refused):
+            outbox.error(c, req.tag, refused)
             return true
+        case .success(let file): updated = file
         }
-        let current = root.ignoreFile ?? []
-        let defaults = root.ignoreDefaults
-        let kinds = Dictionary(uniqueKeysWithValues: zip(rels, sel.nodes.map { tree.record($0).kind }))
-        let updated = ignore
-            ? IgnoreFileEdit.ignore(current, paths: rels)
-            : IgnoreFileEdit.unignore(current, paths: rels) { text, rel in
-                IgnoreRules(fileContents: text, defaults: defaults)
-                    .matches(rel.split(separator: PathBytes.slash), isDir: kinds[rel] == .dir)
-            }
         let file = PathBytes.join(sel.root, IgnoreRules.fileName)
         let rootPath = sel.root
         fileWork {
@@ -383,7 +297,7 @@ extension Hub {
     }
 
     func toolbar(_ req: WireRequest, _ c: Clients.ID) {
-        for l in clients.toolbars.lines { outbox.write(c, toolbarLine(req.tag, .show(l))) }
+        for l in menus.toolbars.lines { outbox.write(c, l.wireLine(head: req.tag)) }
         outbox.ok(c, req.tag)
     }
 }

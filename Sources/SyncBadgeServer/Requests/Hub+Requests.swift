@@ -59,7 +59,7 @@ extension Hub {
         case .request(let request):
             // Waiting from the start: an answer that comes at once (store work that completes
             // before `handle` returns) resumes the queue itself.
-            clients[c]?.requests.waiting = true
+            clients[c]?.requests.awaitAnswer()
             let answered: Bool
             if request.verb == Verb.set.rawValue && clients[c]?.role == .provider {
                 // Pipelined SETs share one barrier and one commit.
@@ -68,14 +68,14 @@ extension Hub {
             } else {
                 answered = handle(request, from: c)
             }
-            if answered { clients[c]?.requests.waiting = false }
+            if answered { clients[c]?.requests.answered() }
         }
     }
 
     /// The slow request answered: go on with the lines that queued behind it, then hand out
     /// what they wrote.
     func resume(_ c: Clients.ID) {
-        clients[c]?.requests.waiting = false
+        clients[c]?.requests.answered()
         while clients.isActive(c), let line = clients[c]?.requests.next() {
             process(line, from: c)
         }
@@ -111,7 +111,7 @@ extension Hub {
             close(c)
         case .roots: roots(req, c)
         case .badges: badgesList(req, c)
-        case .stats: stats(req, c)
+        case .stats: return stats(req, c)
         case .status: return status(req, c)
         case .list: list(req, c, observe: false)
         case .observe: list(req, c, observe: true)
@@ -135,23 +135,19 @@ extension Hub {
     }
 
     func hello(_ req: WireRequest, _ c: Clients.ID) {
-        guard req.option("proto") == "1" else {
-            outbox.error(c, req.tag, "unsupported-version", extra: "supported=1")
+        let hello = Hello(req)
+        guard hello.proto == "1" else {
+            outbox.error(c, req.tag, Err("unsupported-version", supported: "1"))
             return
         }
-        guard let roleName = req.option("role"), let role = Role(rawValue: roleName) else {
+        guard let role = hello.role else {
             outbox.error(c, req.tag, "bad-request", message: Array("role must be viewer, provider or admin".utf8))
             return
         }
         clients[c]?.role = role
-        if let name = req.options["name"], !name.isEmpty { clients[c]?.name = String(decoding: name, as: UTF8.self) }
-        clients[c]?.wantsRootPushes = req.option("roots") != "0"
-        outbox.ok(c, req.tag) { line in
-            line.word("proto=1")
-            line.option("server", Hub.serverName)
-            line.word("epoch=" + settings.epoch)
-            line.word("caps=" + Hub.capabilities)
-        }
+        if let name = hello.name, !name.isEmpty { clients[c]?.name = name }
+        clients[c]?.wantsRootPushes = hello.rootPushes
+        outbox.ok(c, req.tag, Ok(proto: 1, server: Hub.serverName, epoch: settings.epoch, caps: Hub.capabilities))
     }
 
     // MARK: Arguments
@@ -175,11 +171,14 @@ extension Hub {
     // MARK: Queries
 
     func badgesList(_ req: WireRequest, _ c: Clients.ID) {
-        for b in settings.badges { outbox.write(c, b.wireLine(tag: req.tag)) }
+        for b in settings.badges { outbox.write(c, b.wireLine(head: req.tag)) }
         outbox.ok(c, req.tag)
     }
 
-    func stats(_ req: WireRequest, _ c: Clients.ID) {
+    /// `STATS`: the counts as they are when the request is handled; the resident size is read
+    /// from `/proc/self/statm` on the file thread (`fileWork`), since the loop reads no file.
+    /// False while it is (the client's later requests wait).
+    func stats(_ req: WireRequest, _ c: Clients.ID) -> Bool {
         let values: [(String, Int)] = [
             ("clients", clients.count),
             ("roots", roots.count),
@@ -190,16 +189,19 @@ extension Hub {
             ("commits-done", sets.commitsDone),
             ("observations", clients.observers.count),
             ("tombstones", tree.tombstoneCount),
-            ("rss-bytes", Self.residentBytes()),
         ]
-        for (k, v) in values {
-            var line = WireLine(req.tag)
-            line.word("STAT")
-            line.word(k)
-            line.word(String(v))
-            outbox.write(c, line)
+        fileWork {
+            Self.residentBytes()
+        }.assumeIsolated().whenComplete { result in
+            guard self.clients.isActive(c) else { return }
+            // The pool stopped (the daemon is on its way out): nothing could be read.
+            for (k, v) in values + [("rss-bytes", (try? result.get()) ?? 0)] {
+                self.outbox.write(c, Stat(k, v).wireLine(head: req.tag))
+            }
+            self.outbox.ok(c, req.tag)
+            self.resume(c)
         }
-        outbox.ok(c, req.tag)
+        return false
     }
 
     static func residentBytes() -> Int {
@@ -295,7 +297,7 @@ extension Hub {
         if observe {
             clients.observers.observe(id, by: c)
         }
-        outbox.ok(c, req.tag) { $0.word("count=\(children.count)") }
+        outbox.ok(c, req.tag, Ok(count: children.count))
     }
 
     func unobserve(_ req: WireRequest, _ c: Clients.ID) {

@@ -7,23 +7,26 @@ import SyncBadgeCore
 /// `* TOOLBAR provider=<name> removed` when it disconnects, or unclaims or loses its last
 /// claimed root. No I/O: the hub writes the pushes returned.
 struct ToolbarSet {
-    struct Line: Equatable {
-        var provider: String
-        var item: ToolbarItem
-    }
-
     enum Push: Equatable {
-        case show(Line)
+        case show(ProviderToolbar)
         case removed(provider: String)
+
+        /// The line that says it (`ProviderToolbar`, with no item for `removed`).
+        var toolbar: ProviderToolbar {
+            switch self {
+            case .show(let line): line
+            case .removed(let provider): ProviderToolbar(provider: provider, item: nil)
+            }
+        }
     }
 
-    /// Each provider's item, by connection id.
-    private var items: [Int: Line] = [:]
+    /// Each provider's line, its item always there, by connection id.
+    private var items: [Int: ProviderToolbar] = [:]
     /// How many roots each provider connection has claimed.
     private var claims: [Int: Int] = [:]
 
     /// The lines in the order `TOOLBAR` lists them: by connection, oldest first.
-    var lines: [Line] { items.keys.sorted().map { items[$0]! } }
+    var lines: [ProviderToolbar] { items.keys.sorted().map { items[$0]! } }
 
     /// The connection whose line carries `provider=<name>` (the oldest, if two share a name).
     func provider(named name: String) -> Int? {
@@ -39,7 +42,7 @@ struct ToolbarSet {
 
     /// `DEFINE-TOOLBAR`: pushed when it holds a claim and the line changed.
     mutating func defined(_ id: Int, provider: String, item: ToolbarItem) -> Push? {
-        let line = Line(provider: provider, item: item)
+        let line = ProviderToolbar(provider: provider, item: item)
         let before = items.updateValue(line, forKey: id)
         guard claims[id, default: 0] > 0, before != line else { return nil }
         return .show(line)

@@ -208,12 +208,11 @@ extension Hub {
         watcher?.removeRoot(p)
         tree.removeRoot(path: p)
         // What held its `syncing` entries goes with them (their lease rows with the root's row).
-        outstanding.releases.forget { !tree.isLive($0) }
-        outstanding.leaseRows.removeAll { $0.root == p }
+        held.rootRemoved(p, tree: &tree)
         armReleaseTimer()
-        if let owner = claimant, let push = clients.toolbars.unclaimed(owner) { pushToolbar(push) }
+        if let owner = claimant, let push = menus.toolbars.unclaimed(owner) { pushToolbar(push) }
         sets.forgetRoot(p)
-        clients.rootRemoved(p)
+        feed.rootRemoved(p)
         publishChanges()
         pushRootRemoved(p)
         let store = self.ports.store
@@ -252,7 +251,7 @@ extension Hub {
         guard let info = roots.ignoreFileChanged(root, contents: contents) else { return }
         let unignored = tree.setRules(root: root, rules: rules(for: root, file: contents, defaults: info.ignoreDefaults))
         for id in unignored where tree.record(id).kind != .gone {
-            emitChanged(tree.path(id), what: "create")
+            emitChanged(tree.path(id), what: .create)
         }
     }
 
@@ -318,60 +317,41 @@ extension Hub {
         outbox.ok(c, req.tag)
         pushRoot(root)
         // A second CLAIM of the same root is no new claim.
-        if before == nil, let push = clients.toolbars.claimed(c) { pushToolbar(push) }
+        if before == nil, let push = menus.toolbars.claimed(c) { pushToolbar(push) }
     }
 
     // MARK: ROOT lines
 
     func roots(_ req: WireRequest, _ c: Clients.ID) {
-        for root in roots.roots { outbox.write(c, rootLine(req.tag, root)) }
+        for root in roots.roots { outbox.write(c, rootLine(root).wireLine(head: req.tag)) }
         outbox.ok(c, req.tag)
     }
 
-    func rootLine(_ head: String, _ root: RootRegistry.Root) -> WireLine {
-        var line = WireLine(head)
-        line.word("ROOT")
-        line.field(root.path)
-        let state: SyncState = root.error != nil ? .error : tree.root(at: root.path).map { tree.reportedState($0.node) } ?? .unknown
-        line.word(state.name)
-        if let provider = roots.claimant(of: root.path), let name = clients[provider]?.name { line.option("provider", name) }
-        line.word("watches=\(watcher?.watches(of: root.path) ?? 0)")
-        if root.scanning { line.word("scanning=1") }
-        if let d = root.degraded { line.option("degraded", d) }
-        if let e = root.error {
-            line.option("message", e)
-        } else if state == .error, let node = tree.root(at: root.path)?.node {
-            // 1.1: a root in error always says why; here a provider's report did it.
-            let own = tree.record(node)
-            let inError = tree.counts(node)[.error]
-            if own.state == .error, let m = own.message {
-                line.option("message", m)
-            } else {
-                line.option("message", inError == 1 ? "1 entry in error" : "\(inError) entries in error")
-            }
+    /// A root's `ROOT` line as it is now.
+    func rootLine(_ root: RootRegistry.Root) -> Root {
+        let reported = tree.root(at: root.path).map { r in
+            let own = tree.record(r.node)
+            return RootRegistry.Reported(state: tree.reportedState(r.node), ownState: own.state, ownMessage: own.message,
+                                         entriesInError: tree.counts(r.node)[.error])
         }
-        return line
+        return roots.line(root, reported: reported, provider: roots.claimant(of: root.path).flatMap { clients[$0]?.name },
+                          watches: watcher?.watches(of: root.path) ?? 0)
     }
 
     /// `* ROOT ...` to every client past `HELLO`.
     func pushRoot(_ path: [UInt8]) {
         guard let root = roots[path] else { return }
-        let line = rootLine("*", root)
+        let line = rootLine(root).wireLine(head: "*")
         for c in clients.all where clients.hasSaidHello(c) { push(line, .root(path), to: c) }
     }
 
     func pushRootRemoved(_ path: [UInt8]) {
-        let line = currentRootLine(path)
+        let line = currentRootLine(path).wireLine(head: "*")
         for c in clients.all where clients.hasSaidHello(c) { push(line, .root(path), to: c) }
     }
 
-    /// `* ROOT` as the root is now: its state, or `removed` once it is no root any more.
-    func currentRootLine(_ path: [UInt8]) -> WireLine {
-        if let root = roots[path] { return rootLine("*", root) }
-        var line = WireLine("*")
-        line.word("ROOT")
-        line.field(path)
-        line.word("removed")
-        return line
+    /// `ROOT` as the root is now: its state, or `removed` once it is no root any more.
+    func currentRootLine(_ path: [UInt8]) -> Root {
+        roots[path].map(rootLine) ?? .removed(path)
     }
 }

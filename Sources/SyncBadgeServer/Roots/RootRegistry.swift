@@ -7,6 +7,9 @@ import SyncBadgeCore
 ///
 /// Who asks is a client id (Clients).
 struct RootRegistry {
+    /// The protocol's `ROOT` line (a root's own type here is `RootRegistry.Root`).
+    typealias RootLine = SyncBadgeProtocol.Root
+
     typealias Client = Int
 
     struct Root {
@@ -170,6 +173,34 @@ struct RootRegistry {
         let released = claims.filter { $0.value == client }.map(\.key)
         for path in released { claims.removeValue(forKey: path) }
         return released.sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
+    // MARK: ROOT lines
+
+    /// What the tree says of a root, for its line: its roll-up, its own state and message, and
+    /// how many entries below it are in error.
+    struct Reported {
+        var state: SyncState
+        var ownState: SyncState
+        var ownMessage: String?
+        var entriesInError: Int
+    }
+
+    /// The root's `ROOT` line. A root in error always says why (1.1): its own error, else the
+    /// message a provider set on it, else how many entries are in error.
+    func line(_ root: Root, reported: Reported?, provider: String?, watches: Int) -> RootLine {
+        let state: SyncState = root.error != nil ? .error : reported?.state ?? .unknown
+        var line = RootLine(path: root.path, state: state, provider: provider, watches: watches, scanning: root.scanning,
+                            degraded: root.degraded, message: root.error)
+        if root.error == nil, state == .error, let reported {
+            if reported.ownState == .error, let m = reported.ownMessage {
+                line.message = m
+            } else {
+                let n = reported.entriesInError
+                line.message = n == 1 ? "1 entry in error" : "\(n) entries in error"
+            }
+        }
+        return line
     }
 
     @discardableResult

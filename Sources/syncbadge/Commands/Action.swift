@@ -37,16 +37,13 @@ struct Action: ParsableCommand {
 
     func run() throws {
         let c = try connection.connect()
-        var fields: [RequestField] = [.word(id)]
-        if let target { fields.append(.option("target", CLI.absolute(target))) }
-        if let provider { fields.append(.option("provider", provider)) }
         let selected = paths.map(CLI.absolute)
-        fields += selected.map { .path($0) }
-        if c.capabilities.contains("action-reply") { fields.append(.word("reply=1")) }
+        let request = Request.action(id, target: target.map(CLI.absolute), provider: provider, paths: selected,
+                                     reply: c.capabilities.contains("action-reply"))
         let what = selected.first ?? target.map(CLI.absolute)
         let reply: Reply
         do {
-            reply = try c.request(Request(.action, fields))
+            reply = try c.request(request)
         } catch ClientError.server(let code, let message) where code == "failed" || code == "timeout" {
             let text = message ?? (code == "failed" ? "the sync engine reported a failure" : "the sync engine did not answer in time")
             if json {
@@ -62,7 +59,7 @@ struct Action: ParsableCommand {
             }
             CLI.fail(error, about: what)
         }
-        let message = reply.ok.option("message")
+        let message = Ok(reply.ok)?.message.map { String(decoding: $0, as: UTF8.self) }
         if json {
             printLine("{\"ok\":true" + (message.map { ",\"message\":\(JSON.string($0))" } ?? "") + "}")
         } else if let message {

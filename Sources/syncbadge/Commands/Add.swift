@@ -21,9 +21,7 @@ struct Add: ParsableCommand {
     func run() throws {
         let path = CLI.absolute(dir)
         let c = try connection.connect(role: .admin)
-        var fields: [RequestField] = [.path(path)]
-        if noDefaultIgnores { fields.append(.option("ignore-defaults", "0")) }
-        _ = CLI.run(path) { try c.request(Request(.addRoot, fields)) }
+        _ = CLI.run(path) { try c.request(.addRoot(path, ignoreDefaults: !noDefaultIgnores)) }
         printLine("watching \(PathBytes.display(path))")
     }
 }

@@ -25,11 +25,9 @@ struct Menu: ParsableCommand {
 
     func run() throws {
         let c = try connection.connect()
-        var fields: [RequestField] = [.word(kind.rawValue)]
-        if let target { fields.append(.option("target", CLI.absolute(target))) }
         let selected = (paths.isEmpty && target == nil ? ["."] : paths).map(CLI.absolute)
-        fields += selected.map { .path($0) }
-        let reply = CLI.run(selected.first) { try c.request(Request(.menu, fields)) }
+        let request = Request.menu(kind: kind.rawValue, target: target.map(CLI.absolute), paths: selected)
+        let reply = CLI.run(selected.first) { try c.request(request) }
         for item in reply.data.compactMap(MenuItem.init) {
             if json {
                 printLine("{\"id\":\(JSON.string(item.id)),\"title\":\(JSON.string(item.title)),\"enabled\":\(item.enabled)}")

@@ -66,13 +66,13 @@ struct SetState: ParsableCommand {
         }
         var stale = false
         for (p, tag) in zip(targets, tags) {
-            let reply = CLI.run(p) { try c.reply(to: tag) }
+            let ok = Ok(CLI.run(p) { try c.reply(to: tag) }.ok) ?? .plain
             if json {
-                printLine("{\(JSON.path(p)),\"gen\":\(reply.ok.option("gen") ?? "null"),\"stale\":\(reply.ok.option("stale") == "1")}")
+                printLine("{\(JSON.path(p)),\"gen\":\(ok.gen.map(String.init) ?? "null"),\"stale\":\(ok.stale)}")
             }
-            if reply.ok.option("stale") == "1" {
+            if ok.stale {
                 stale = true
-                Output.write("syncbadge: \(PathBytes.display(p)): stale, it changed since generation \(gen ?? 0) (now \(reply.ok.option("gen") ?? "?"))\n", to: STDERR_FILENO)
+                Output.write("syncbadge: \(PathBytes.display(p)): stale, it changed since generation \(gen ?? 0) (now \(ok.gen.map(String.init) ?? "?"))\n", to: STDERR_FILENO)
             }
         }
         if stale { throw ExitCode(2) }

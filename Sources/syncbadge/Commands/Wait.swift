@@ -89,7 +89,7 @@ struct Wait: ParsableCommand {
                 }
                 let dir = item.kind == .dir ? item.path : PathBytes.parent(item.path)
                 guard observed.insert(dir).inserted else { continue }
-                let reply = try c.request(Request(.observe, [.path(dir)] + (nolist ? [.word("list=0")] : [])))
+                let reply = try c.request(.observe(dir, list: !nolist))
                 for i in reply.data.compactMap(Item.init) { progress.heard(i) }
             }
         } catch ClientError.server(let code, let message) {

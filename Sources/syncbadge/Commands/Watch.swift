@@ -74,7 +74,7 @@ struct Watch: ParsableCommand {
                 if i.path == path { me = i } else { entries[i.name] = i }
                 if json { printLine(JSON.item(i)) } else if !live { printLine(i.humanLine(style, name: PathBytes.display(i.path))) }
             case .gone:
-                guard let p = m.fields.first?.bytes else { continue }
+                guard let p = Gone(m)?.path else { continue }
                 if p == path {
                     if !live { printLine("gone \(PathBytes.display(p))") }
                     return false
@@ -86,7 +86,7 @@ struct Watch: ParsableCommand {
                 let listing = CLI.run(path) { try c.request(Request(.list, [.path(path)])) }
                 for i in listing.data.compactMap(Item.init) { entries[i.name] = i }
             case .bye:
-                if !live && !json { printLine("daemon said goodbye (\(m.fields.first?.string ?? ""))") }
+                if !live && !json { printLine("daemon said goodbye (\(Bye(m)?.reason ?? ""))") }
                 return true
             default:
                 continue

@@ -85,7 +85,7 @@ final class FakeStore: StateStore {
 }
 
 /// Store work done at once, on the caller's (the embedded loop's) thread.
-struct InlineStoreRunner: StoreRunner {
+struct InlineWorkerThread: WorkerThread {
     func run<T: Sendable>(on loop: EventLoop, _ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
         loop.makeCompletedFuture(withResultOf: body)
     }
@@ -93,7 +93,7 @@ struct InlineStoreRunner: StoreRunner {
 
 /// Store work held until a test runs it, as the store's thread would run it later: what the
 /// hub hands it must not be done on the event loop meanwhile.
-final class QueuedStoreRunner: StoreRunner {
+final class QueuedWorkerThread: WorkerThread {
     private let work = Mutex<[@Sendable () -> Void]>([])
 
     func run<T: Sendable>(on loop: EventLoop, _ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
@@ -151,14 +151,14 @@ final class HubHarness {
     let hub: Hub
 
     /// Store work held for the test to run, when the harness has it.
-    let queued: QueuedStoreRunner?
+    let queued: QueuedWorkerThread?
 
-    init(store: FakeStore = FakeStore(), storeRunner: any StoreRunner = InlineStoreRunner(), files: any FileInspector = FakeFiles(),
+    init(store: FakeStore = FakeStore(), storeThread: any WorkerThread = InlineWorkerThread(), files: any FileInspector = FakeFiles(),
          loop: EmbeddedEventLoop = EmbeddedEventLoop()) throws {
         self.loop = loop
         self.store = store
-        queued = storeRunner as? QueuedStoreRunner
-        hub = try Hub(loop: loop, store: store, storeRunner: storeRunner, fileRunner: storeRunner, files: files,
+        queued = storeThread as? QueuedWorkerThread
+        hub = try Hub(loop: loop, store: store, storeThread: storeThread, fileThread: storeThread, files: files,
                             badges: [], privatePaths: [], clock: LoopWallClock(loop: loop), logger: Logger(label: "hub-tests"))
         hub.watcher = watcher
     }

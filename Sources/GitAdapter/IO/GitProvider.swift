@@ -8,15 +8,15 @@ import SyncBadgeCore
 /// The adapter's loop, on one thread: the daemon's pushes, inotify on the git directories and
 /// on the list of repositories, and the stderr of running pushes and pulls, all in one `poll`.
 /// With nothing to do it sleeps in `poll` with no timeout (no timer while idle).
-public final class GitEngine {
-    public static let menus: [(kind: String, id: String, title: String, states: [SyncState])] = [
-        ("items", "git.log", "Show log", []),
-        ("items", "git.stage", "Stage", [.pending, .conflict]),
-        ("items", "git.unstage", "Unstage", [.pending]),
-        ("container", "git.pull", "Pull", []),
-        ("container", "git.push", "Push", []),
-        ("container", "git.fetch", "Fetch", []),
-        ("toolbar", "git.fetch-all", "Fetch every repository", []),
+public final class GitProvider {
+    public static let menus: [MenuDefinition] = [
+        MenuDefinition(kind: "items", id: "git.log", title: "Show log"),
+        MenuDefinition(kind: "items", id: "git.stage", title: "Stage", states: [.pending, .conflict]),
+        MenuDefinition(kind: "items", id: "git.unstage", title: "Unstage", states: [.pending]),
+        MenuDefinition(kind: "container", id: "git.pull", title: "Pull"),
+        MenuDefinition(kind: "container", id: "git.push", title: "Push"),
+        MenuDefinition(kind: "container", id: "git.fetch", title: "Fetch"),
+        MenuDefinition(kind: "toolbar", id: "git.fetch-all", title: "Fetch every repository"),
     ]
     /// A watcher's wake-up waits this long for the rest of git's writes before the full pass.
     static let settle = Duration.milliseconds(30)
@@ -39,11 +39,11 @@ public final class GitEngine {
     /// Directories named (on the command line or in the file) that are not working trees, and
     /// why: said once each.
     var refused: [String: String] = [:]
-    var session: ProviderSession?
+    var daemon: ProviderConnection?
     var retryAt: ContinuousClock.Instant?
     var backoff = 0.05
     var saidLost = false
-    var toolbar: (name: String, tooltip: String)?
+    var toolbar: ToolbarItem?
     /// Pushes and pulls of trees no longer followed: left to finish, then reaped.
     var orphans: [GitOperation] = []
 
@@ -73,7 +73,7 @@ public final class GitEngine {
         watcher.watchDirectory(dir, key: "\u{0}config")
         reloadRepositories()
         while true {
-            if session == nil, retryAt.map({ ContinuousClock.now >= $0 }) ?? true { connect() }
+            if daemon == nil, retryAt.map({ ContinuousClock.now >= $0 }) ?? true { connect() }
             drainPushes()
             work()
             drainPushes()
@@ -83,7 +83,7 @@ public final class GitEngine {
 
     func waitForInput() {
         var fds = [pollfd(fd: watcher.fd, events: Int16(POLLIN), revents: 0)]
-        if let s = session { fds.append(pollfd(fd: s.connection.descriptor, events: Int16(POLLIN), revents: 0)) }
+        if let s = daemon { fds.append(pollfd(fd: s.connection.descriptor, events: Int16(POLLIN), revents: 0)) }
         let ops = repos.values.compactMap { r in r.operation.map { (r, $0) } }
         for (_, op) in ops { fds.append(pollfd(fd: op.stderr, events: Int16(POLLIN), revents: 0)) }
         let orphans = self.orphans
@@ -93,7 +93,7 @@ public final class GitEngine {
             guard let t else { return }
             deadline = deadline.map { min($0, t) } ?? t
         }
-        if session == nil { earliest(retryAt) }
+        if daemon == nil { earliest(retryAt) }
         for r in repos.values where r.claimed {
             if r.needsFull || !r.built { earliest(r.fullAt ?? .now) } else if !r.dirty.isEmpty { earliest(.now) }
         }
@@ -118,7 +118,7 @@ public final class GitEngine {
 
     /// Every push the connection holds (read or buffered), then nothing more to read.
     func drainPushes() {
-        guard let s = session else { return }
+        guard let s = daemon else { return }
         do {
             while let m = try s.connection.nextPush(timeout: 0) { handle(m) }
         } catch {
@@ -127,9 +127,9 @@ public final class GitEngine {
     }
 
     func work() {
-        guard session != nil else { return }
+        guard daemon != nil else { return }
         for r in repos.values.sorted(by: { $0.top < $1.top }) {
-            guard session != nil else { return }
+            guard daemon != nil else { return }
             do {
                 if !r.claimed { continue }
                 if !r.built {
@@ -152,9 +152,9 @@ public final class GitEngine {
 
     func connect() {
         do {
-            let s = try ProviderSession(socketPath: socketPath, name: name)
-            session = s
-            for m in Self.menus { try s.defineMenu(kind: m.kind, id: m.id, title: m.title, states: m.states) }
+            let s = try ProviderConnection(socketPath: socketPath, name: name)
+            daemon = s
+            for m in Self.menus { try s.define(m) }
             toolbar = nil
             if saidLost { logger.notice("syncbadged is back (epoch \(s.epoch)): claiming and rebuilding every root") }
             saidLost = false
@@ -168,7 +168,7 @@ public final class GitEngine {
     }
 
     func claim(_ r: Repository) {
-        guard let s = session else { return }
+        guard let s = daemon else { return }
         r.built = false
         r.claimed = false
         do {
@@ -190,7 +190,7 @@ public final class GitEngine {
     func lost(_ error: any Error) {
         if !saidLost { logger.warning("syncbadged is not answering on \(socketPath): \(error); retrying") }
         saidLost = true
-        session = nil
+        daemon = nil
         for r in repos.values {
             r.built = false
             r.claimed = false
@@ -222,7 +222,7 @@ public final class GitEngine {
             r.dirty[rel] = .some(gen)
             if PathBytes.lastComponent(rel).elementsEqual(".gitignore".utf8) { requestFull(r, settle: false) }
         case .resetChanges:
-            guard let p = m.fields.first, p.isPath, let r = repository(containing: p.bytes) else { return }
+            guard let reset = ResetChanges(m), let r = repository(containing: reset.path) else { return }
             r.built = false
         case .action:
             if let a = ActionCall(m) { action(a) }
@@ -252,7 +252,7 @@ public final class GitEngine {
 
     /// Everything the daemon holds for the tree (listings and pending paths), then a full pass.
     func rebuild(_ r: Repository) throws {
-        guard let s = session else { return }
+        guard let s = daemon else { return }
         let started = ContinuousClock.now
         r.model = RepoModel()
         // The top level's own state and generation: `LIST` gives those of its children only.
@@ -279,7 +279,7 @@ public final class GitEngine {
 
     /// Lists a directory and everything below it into the model, level by level, with the
     /// listings pipelined. Ignored directories (and `.git`) are not entered.
-    func walk(_ r: Repository, from start: RepoModel.ID, _ s: ProviderSession) throws {
+    func walk(_ r: Repository, from start: RepoModel.ID, _ s: ProviderConnection) throws {
         var level = [start]
         while !level.isEmpty {
             let listings = try s.list(level.map { r.absolute(r.model[$0].rel) })
@@ -328,7 +328,7 @@ public final class GitEngine {
         r.view = view
         let judge = self.judge(r, view)
         let unknown = r.model.unknownDirectories(judge: judge)
-        for d in unknown { try walk(r, from: d, session!) }
+        for d in unknown { try walk(r, from: d, daemon!) }
         let plan = r.model.plan(judge: judge)
         let planned = ContinuousClock.now
         try send(r, plan)
@@ -348,7 +348,7 @@ public final class GitEngine {
         // A new directory's contents are learnt from the daemon first.
         for rel in dirty.keys {
             if let id = r.model.find(rel), r.model[id].isDirectory, !r.model[id].childrenKnown, !r.model[id].gone {
-                try walk(r, from: id, session!)
+                try walk(r, from: id, daemon!)
             }
         }
         let paths = dirty.keys.sorted { $0.lexicographicallyPrecedes($1) }
@@ -396,7 +396,7 @@ public final class GitEngine {
     /// Generations the daemon did not give with a change (the old path of a move): asked.
     func resolveGenerations(_ r: Repository, _ dirty: [[UInt8]: UInt64?]) throws {
         let unknown = dirty.filter { $0.value == nil }.map(\.key)
-        guard !unknown.isEmpty, let s = session else { return }
+        guard !unknown.isEmpty, let s = daemon else { return }
         let items = try s.status(unknown.map { r.absolute($0) })
         for (rel, item) in zip(unknown, items) {
             guard let item else {
@@ -408,7 +408,7 @@ public final class GitEngine {
     }
 
     func send(_ r: Repository, _ plan: [RepoModel.PlannedSet]) throws {
-        guard !plan.isEmpty, let s = session else { return }
+        guard !plan.isEmpty, let s = daemon else { return }
         let outcomes = try s.set(plan.map { $0.verdict.set(r.absolute($0.rel), gen: $0.gen, recursive: $0.recursive) })
         for (p, o) in zip(plan, outcomes) {
             switch o {
@@ -461,7 +461,7 @@ public final class GitEngine {
             watcher.unwatch(key: top)
             repos[top] = nil
             if let op = r.operation { orphans.append(op) }
-            guard let s = session, r.claimed else { continue }
+            guard let s = daemon, r.claimed else { continue }
             if s.capabilities.contains("unclaim") {
                 do { try s.unclaim(r.topBytes) } catch { dropped = true }
             } else {
@@ -473,26 +473,27 @@ public final class GitEngine {
             let r = Repository(top: loc.top, gitDir: loc.gitDir, commonDir: loc.commonDir)
             repos[top] = r
             watcher.watchRepository(key: top, gitDir: loc.gitDir, commonDir: loc.commonDir)
-            if session != nil && !dropped { claim(r) }
+            if daemon != nil && !dropped { claim(r) }
         }
-        if dropped, session != nil {
-            session = nil
+        if dropped, daemon != nil {
+            daemon = nil
             retryAt = nil
         }
         updateToolbar()
     }
 
     func updateToolbar() {
-        guard let s = session else { return }
+        guard let s = daemon else { return }
         let sorted = repos.values.sorted { $0.top < $1.top }
         let name = ToolbarText.name(sorted.map { ($0.name, $0.view?.branch) })
         let tooltip = sorted.isEmpty ? "git: no working tree followed"
             : "git: " + sorted.map { "\($0.top) (\($0.view.map { ToolbarText.branch($0.branch) } ?? "?")\($0.view?.branch.upstream.map { ", upstream \($0)" } ?? ""))" }
                 .joined(separator: "; ")
-        guard toolbar?.name != name || toolbar?.tooltip != tooltip else { return }
+        let item = ToolbarItem(name: name, tooltip: tooltip)
+        guard toolbar != item else { return }
         do {
-            try s.defineToolbar(name: name, tooltip: tooltip)
-            toolbar = (name, tooltip)
+            try s.define(item)
+            toolbar = item
         } catch {
             lost(error)
         }
@@ -508,7 +509,7 @@ public final class GitEngine {
         let token = a.reply
         func answer(_ message: String?, failed: Bool = false) {
             if !failed { logger.debug("\(id): \(message ?? "done")") } else { logger.notice("\(id) failed: \(message ?? "")") }
-            guard let token, let s = session, s.canAnswer else { return }
+            guard let token, let s = daemon, s.canAnswer else { return }
             do { try s.answer(token, message: message, failed: failed) } catch { lost(error) }
         }
         if id == "git.fetch-all" {
@@ -547,7 +548,7 @@ public final class GitEngine {
         do {
             let running = try git.start([kind, "--progress"], in: r.top)
             let op = GitOperation(kind: kind, running: running)
-            if let token, session?.canAnswer == true { op.replies.append((token, .now + Self.answerWithin)) }
+            if let token, daemon?.canAnswer == true { op.replies.append((token, .now + Self.answerWithin)) }
             r.operation = op
             logger.info("\(r.top): git \(kind) started")
             showOperation(r, op)
@@ -600,7 +601,7 @@ public final class GitEngine {
         }
         logger.info("\(r.top): git \(op.kind) \(ok ? "done" : "failed: \(r.operationError!)")")
         for reply in op.replies {
-            guard let s = session, s.canAnswer else { break }
+            guard let s = daemon, s.canAnswer else { break }
             do {
                 try s.answer(reply.token, message: ok ? "git \(op.kind): done" : r.operationError, failed: !ok)
             } catch {
@@ -632,7 +633,7 @@ public final class GitEngine {
             guard !due.isEmpty else { continue }
             op.replies.removeAll { $0.deadline <= .now }
             for reply in due {
-                guard let s = session else { break }
+                guard let s = daemon else { break }
                 do {
                     try s.answer(reply.token, message: "git \(op.kind) is running: the folder shows its progress", failed: false)
                 } catch {

@@ -3,18 +3,18 @@ import Testing
 import SyncBadgeClient
 import SyncBadgeProtocol
 
-/// SyncBadgeClient's `ProviderSession`, which both adapters speak through, against the real
+/// SyncBadgeClient's `ProviderConnection`, which both adapters speak through, against the real
 /// daemon: a claim adds its root when the daemon has none, pipelined SETs say what each did,
 /// and the change feed arrives as typed pushes.
-@Suite struct ProviderSessionTests {
+@Suite struct ProviderConnectionTests {
     @Test func aClaimAddsItsRootAndSetsSayWhatTheyDid() throws {
         let d = try DaemonHarness()
         let root = d.temp.sub("tree")
         try FileManager.default.createDirectory(atPath: root + "/sub", withIntermediateDirectories: true)
         FileManager.default.createFile(atPath: root + "/a.txt", contents: Data("x".utf8))
         let r = Array(root.utf8)
-        let s = try ProviderSession(socketPath: d.socket, name: "session-test")
-        // The daemon has no such root yet: the session adds it on an admin connection first.
+        let s = try ProviderConnection(socketPath: d.socket, name: "session-test")
+        // The daemon has no such root yet: the provider connection adds it on an admin connection first.
         try s.claim(r)
         #expect(try d.connect().request(.roots).data.compactMap(Root.init).map(\.path) == [r])
 

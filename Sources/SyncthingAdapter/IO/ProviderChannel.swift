@@ -31,7 +31,7 @@ public final class ProviderChannel: Sendable {
         /// Menu items and the toolbar item as they should be now; a change is defined again on
         /// the live connection.
         var menus: [MenuDefinition]
-        var toolbar: ToolbarDefinition?
+        var toolbar: ToolbarItem?
         /// Answers to send (1.2): on this connection, the one the actions came on.
         var answers: [(token: String, message: String?, failed: Bool)] = []
     }
@@ -46,7 +46,7 @@ public final class ProviderChannel: Sendable {
     /// was down, or started afresh, when the adapter found its folder).
     let addingRoots: Bool
 
-    public init(socketPath: String, name: String, menus: [MenuDefinition], toolbar: ToolbarDefinition?, addingRoots: Bool = false,
+    public init(socketPath: String, name: String, menus: [MenuDefinition], toolbar: ToolbarItem?, addingRoots: Bool = false,
                 logger: Logger, onPush: @escaping @Sendable (DaemonPush) -> Void) {
         self.socketPath = socketPath
         self.name = name
@@ -92,10 +92,10 @@ public final class ProviderChannel: Sendable {
 
     /// Replaces menu items (same kind and id) and the toolbar item, on the live connection and
     /// every later one.
-    public func define(menus changed: [MenuDefinition] = [], toolbar: ToolbarDefinition? = nil) {
+    public func define(menus changed: [MenuDefinition] = [], toolbar: ToolbarItem? = nil) {
         wanted.withLock { w in
             for m in changed {
-                if let i = w.menus.firstIndex(where: { $0.kind == m.kind && $0.id == m.id }) { w.menus[i] = m } else { w.menus.append(m) }
+                if let i = w.menus.firstIndex(where: { $0.kind == m.kind && $0.item.id == m.item.id }) { w.menus[i] = m } else { w.menus.append(m) }
             }
             if let toolbar { w.toolbar = toolbar }
         }
@@ -122,7 +122,7 @@ public final class ProviderChannel: Sendable {
         var saidLost = false
         while !wanted.withLock({ $0.stopping }) {
             do {
-                try session { saidLost = false }
+                try serveOneConnection { saidLost = false }
                 backoff = 0.05
             } catch {
                 if !saidLost {
@@ -141,14 +141,14 @@ public final class ProviderChannel: Sendable {
     }
 
     /// One connection's life: returns when the roots shrank, throws when the daemon went away.
-    func session(connected: () -> Void) throws {
+    func serveOneConnection(connected: () -> Void) throws {
         // It reads every push, `* ROOT` ones too.
-        let s = try ProviderSession(socketPath: socketPath, name: name, rootPushes: true)
+        let s = try ProviderConnection(socketPath: socketPath, name: name, rootPushes: true)
         let c = s.connection
         logger.info("provider connection to syncbadged open", metadata: ["epoch": "\(c.epoch)"])
         connected()
         var definedMenus: [MenuDefinition] = []
-        var definedToolbar: ToolbarDefinition?
+        var definedToolbar: ToolbarItem?
         // Answers queued for an earlier connection cannot be given on this one.
         wanted.withLock { $0.answers.removeAll() }
         onPush(.connected(epoch: c.epoch))
@@ -162,11 +162,11 @@ public final class ProviderChannel: Sendable {
             }
             if stopping { return }
             for m in menus where !definedMenus.contains(m) {
-                try s.defineMenu(kind: m.kind, id: m.id, title: m.title, states: m.states, enabled: m.enabled)
+                try s.define(m)
             }
             definedMenus = menus
             if let toolbar, toolbar != definedToolbar {
-                try s.defineToolbar(name: toolbar.name, tooltip: toolbar.tooltip)
+                try s.define(toolbar)
                 definedToolbar = toolbar
             }
             for a in answers {
@@ -219,8 +219,8 @@ public final class ProviderChannel: Sendable {
             guard let c = Changed(m), let gen = c.gen else { return }
             onPush(.changed(path: String(decoding: c.path, as: UTF8.self), gen: gen, from: c.from.map { String(decoding: $0, as: UTF8.self) }))
         case .resetChanges:
-            guard let p = m.fields.first, p.isPath else { return }
-            onPush(.resetChanges(root: String(decoding: p.bytes, as: UTF8.self)))
+            guard let r = ResetChanges(m) else { return }
+            onPush(.resetChanges(root: String(decoding: r.path, as: UTF8.self)))
         case .action:
             guard let a = ActionCall(m) else { return }
             onPush(.action(id: a.id, paths: a.paths.map { String(decoding: $0, as: UTF8.self) },

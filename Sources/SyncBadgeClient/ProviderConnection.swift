@@ -5,7 +5,7 @@ import SyncBadgeProtocol
 /// `SET`s one at a time or pipelined, listings, and answers to actions. The git and the
 /// Syncthing adapters both speak through it. Pushes that arrive while it waits for answers are
 /// kept by the connection for `nextPush`.
-public final class ProviderSession {
+public final class ProviderConnection {
     public let connection: Connection
     public let socketPath: String
     public let name: String
@@ -58,13 +58,14 @@ public final class ProviderSession {
         _ = try request(.unclaim(root), timeout: timeout)
     }
 
-    public func defineMenu(kind: String, id: String, title: String, states: [SyncState] = [], enabled: Bool = true,
-                           timeout: Double = 30) throws {
-        _ = try request(.defineMenu(kind: kind, id: id, title: title, states: states, enabled: enabled), timeout: timeout)
+    /// `DEFINE-MENU`: adds or replaces one menu item.
+    public func define(_ menu: MenuDefinition, timeout: Double = 30) throws {
+        _ = try request(menu.request, timeout: timeout)
     }
 
-    public func defineToolbar(name: String, tooltip: String, timeout: Double = 30) throws {
-        _ = try request(.defineToolbar(name: name, tooltip: tooltip), timeout: timeout)
+    /// `DEFINE-TOOLBAR`: the provider's toolbar item.
+    public func define(_ toolbar: ToolbarItem, timeout: Double = 30) throws {
+        _ = try request(toolbar.request, timeout: timeout)
     }
 
     /// One `SET`, and what it did.

@@ -14,8 +14,8 @@ struct ResolveError: Error, CustomStringConvertible {
 
 /// Everything that reaches the loop, from Syncthing's event streams and from the daemon.
 enum Input: Sendable {
-    case events(session: Int, disk: Bool, [SyncthingEvent], EventCursor.Verdict)
-    case lost(session: Int, String)
+    case events(contact: Int, disk: Bool, [SyncthingEvent], EventCursor.Verdict)
+    case lost(contact: Int, String)
     case daemon(DaemonPush)
 }
 
@@ -41,9 +41,9 @@ public final class SyncthingProvider {
     }
 
     /// The toolbar item says what a click does: resume when every folder is paused.
-    static func toolbar(paused: Bool) -> ToolbarDefinition {
-        paused ? ToolbarDefinition(name: "Resume syncing", tooltip: "Every Syncthing folder is paused: resume them")
-            : ToolbarDefinition(name: "Pause syncing", tooltip: "Pause every Syncthing folder")
+    static func toolbar(paused: Bool) -> ToolbarItem {
+        paused ? ToolbarItem(name: "Resume syncing", tooltip: "Every Syncthing folder is paused: resume them")
+            : ToolbarItem(name: "Pause syncing", tooltip: "Pause every Syncthing folder")
     }
 
     let api: any SyncthingAPI
@@ -57,7 +57,7 @@ public final class SyncthingProvider {
     var mapper = SyncthingMapper()
     var myID = ""
     var epoch: String?
-    var session = 0
+    var contact = 0
     let stream: AsyncStream<Input>
     let continuation: AsyncStream<Input>.Continuation
     var channel: ProviderChannel!
@@ -112,7 +112,7 @@ public final class SyncthingProvider {
                     logger.warning("Syncthing went away (\(error)); retrying")
                     saidLost = true
                     for f in mapper.folders.values.sorted(by: { $0.id < $1.id }) {
-                        _ = try? daemon.set(SetRequest(.error, f.path, message: "Syncthing is not running; the adapter retries"))
+                        _ = try? await daemon.set(SetRequest(.error, f.path, message: "Syncthing is not running; the adapter retries"))
                     }
                 }
                 try await Task.sleep(for: .seconds(backoff))
@@ -124,7 +124,7 @@ public final class SyncthingProvider {
             saidLost = false
             backoff = 0.25
             myID = status.myID
-            session += 1
+            contact += 1
             do {
                 let heads = try await heads()
                 try await applyConfig(try await api.config(), rebuildAll: true)
@@ -147,7 +147,7 @@ public final class SyncthingProvider {
 
     /// Runs the two event streams until Syncthing is lost; handles every input meanwhile.
     func pollAndHandle(_ events: inout AsyncStream<Input>.Iterator, from heads: (Int, Int)) async {
-        let s = session
+        let s = contact
         let pollers = [(false, heads.0), (true, heads.1)].map { disk, head in
             Task { [api, continuation] in
                 var cursor = EventCursor()
@@ -156,10 +156,10 @@ public final class SyncthingProvider {
                     do {
                         let batch = try await api.events(disk: disk, since: cursor.lastID, mask: disk ? [] : Self.mask, timeout: 60, limit: nil)
                         let verdict = cursor.received(ids: batch.map(\.id))
-                        continuation.yield(.events(session: s, disk: disk, batch, verdict))
+                        continuation.yield(.events(contact: s, disk: disk, batch, verdict))
                     } catch {
                         if Task.isCancelled { return }
-                        continuation.yield(.lost(session: s, "\(error)"))
+                        continuation.yield(.lost(contact: s, "\(error)"))
                         return
                     }
                 }
@@ -222,16 +222,16 @@ public final class SyncthingProvider {
             defer { epoch = e }
             guard let old = epoch, old != e else { return }
             logger.notice("syncbadged restarted: claiming and rebuilding every root")
-            try? daemon.reconnect()
+            try? await daemon.reconnect()
             let roots = mapper.claimedRoots
-            for root in roots { try? daemon.addRoot(root) }
+            for root in roots { try? await daemon.addRoot(root) }
             channel.follow(roots: roots)
             await rebuildAll()
         case .changed(let path, let gen, let from):
             if let from { await perform(mapper.changed(path: from, gen: nil, fs: fs)) }
             await perform(mapper.changed(path: path, gen: gen, fs: fs))
         case .resetChanges(let root):
-            for (p, g) in (try? daemon.pending(root: root)) ?? [] { await perform(mapper.changed(path: p, gen: g, fs: fs)) }
+            for (p, g) in (try? await daemon.pending(root: root)) ?? [] { await perform(mapper.changed(path: p, gen: g, fs: fs)) }
         case .action(let id, let paths, let target, let reply):
             // A folder's background menu names the folder as its target.
             let (message, failed) = await action(id, paths.isEmpty ? target.map { [$0] } ?? [] : paths)
@@ -248,7 +248,7 @@ public final class SyncthingProvider {
             do {
                 switch a {
                 case .set(let s):
-                    let outcome = try daemon.set(s)
+                    let outcome = try await daemon.set(s)
                     logger.debug("\(s) → \(outcome)")
                     let path = s.pathString
                     if s.state == .syncing {
@@ -264,7 +264,7 @@ public final class SyncthingProvider {
                     try await rebuild(folder)
                 case .follow(let added, let removed):
                     for f in added {
-                        do { try daemon.addRoot(f.path) } catch { logger.warning("cannot add \(f.path) as a root: \(error)") }
+                        do { try await daemon.addRoot(f.path) } catch { logger.warning("cannot add \(f.path) as a root: \(error)") }
                     }
                     // No transfer goes on in a folder Syncthing no longer shares.
                     for f in removed {
@@ -306,7 +306,7 @@ public final class SyncthingProvider {
         mapper.devices(connected: await connectedDevices())
         for name in names {
             let path = f.absolute(name)
-            let gen = try daemon.generation(of: path)
+            let gen = try await daemon.generation(of: path)
             if name.isEmpty {
                 // The root itself (it carried a transfer or an error of a file inside).
                 let complete = needHere.isEmpty && neededBy.values.allSatisfy(\.isEmpty)
@@ -331,7 +331,7 @@ public final class SyncthingProvider {
         for peer in f.peers { byPeer[peer] = try await api.remoteNeed(folder: id, device: peer).names }
         let errors = try await api.folderErrors(folder: id).errors ?? []
         let status = try await api.folderStatus(folder: id)
-        let pending = try daemon.pending(root: f.path)
+        let pending = try await daemon.pending(root: f.path)
         for (p, g) in pending { _ = mapper.changed(path: p, gen: g, fs: fs) }
         let complete = completion.completion >= 100 && need.isEmpty && byPeer.values.allSatisfy(\.isEmpty)
         let actions = mapper.rebuilt(folder: id, complete: complete, neededHere: need, neededByPeers: byPeer, errors: errors,

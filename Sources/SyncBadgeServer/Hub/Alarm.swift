@@ -1,0 +1,29 @@
+import NIOCore
+
+/// One of the hub's timers: armed only while something waits for it, so that an idle daemon
+/// has none. The owners say when (a deadline, as `SyncingReleases.nextDeadlineMs` or
+/// `ActionReplies.nextDeadline` do); the hub schedules the task and keeps it here with the
+/// deadline it was armed for, so that asking again for the same deadline changes nothing.
+struct Alarm<Deadline: Equatable> {
+    private var armed: (task: Scheduled<Void>, at: Deadline)?
+
+    var isArmed: Bool { armed != nil }
+
+    /// Armed already, for exactly this deadline.
+    func isArmed(for deadline: Deadline) -> Bool { armed?.at == deadline }
+
+    mutating func arm(_ task: Scheduled<Void>, at deadline: Deadline) {
+        armed?.task.cancel()
+        armed = (task, deadline)
+    }
+
+    mutating func cancel() {
+        armed?.task.cancel()
+        armed = nil
+    }
+
+    /// It fired: nothing is armed any more.
+    mutating func fired() {
+        armed = nil
+    }
+}

@@ -1,0 +1,32 @@
+import NIOCore
+import SyncBadgeWatchEvents
+
+// The server's only code that nothing in the daemon calls: the hooks of the fast-forward soak
+// (`syncbadge-soak`, run by `make reliability`). The soak is an executable that drives a whole
+// daemon in-process, not a test target that could hold them, so it reaches them through
+// `@_spi(Soak)`, and they are kept here, in one place, apart from what the daemon runs.
+
+extension Daemon {
+    /// A function that applies events as if the watcher had reported them, returning once they
+    /// are applied (pushed, and queued for the store): millions of events faster than a file
+    /// system makes them.
+    @_spi(Soak) public func injector() -> @Sendable ([WatcherMessage]) throws -> Void {
+        let hub = self.hub
+        return { events in
+            let applied = hub.eventLoop.makePromise(of: Void.self)
+            // A watcher's batch opens with the identities it read; these events come with none.
+            hub.eventLoop.execute { hub.value.apply([.identities([:])] + events, then: applied) }
+            try applied.futureResult.wait()
+        }
+    }
+}
+
+extension Hub {
+    /// `apply`, and `applied` succeeds once these events (and all queued before) are applied:
+    /// at once unless one waits for a file's identity (EventQueue). The injector waits on it,
+    /// so that it injects no faster than the hub applies.
+    func apply(_ events: [WatcherMessage], then applied: EventLoopPromise<Void>) {
+        ingest.wait(applied)
+        apply(events)
+    }
+}
