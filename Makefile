@@ -202,8 +202,8 @@ bench: release
 	SYNCBADGE_BIN=$(RELEASE_BIN) Benchmarks/run.sh $(BENCH_ARGS)
 	$(MAKE) bench-fm SYNCBADGED=$(RELEASE_BIN)/syncbadged
 
-# The file managers side by side (Benchmarks/filemanagers, issue 40): Nautilus, Nemo and Caja under
-# Xvfb with SyncBadge's extension against the real daemon, Nextcloud's extension against a stand-in
+# The file managers side by side (Benchmarks/filemanagers, issue 40): Nautilus, Nemo, Caja and Dolphin
+# (--fm dolphin for it alone) under Xvfb with SyncBadge's extension against the real daemon, Nextcloud's extension against a stand-in
 # for its client's socket, and no extension, in the same run; the table on stdout, rows as JSON and
 # the stall timeline's plot in Benchmarks/results (fm-latest.{md,json}, fm-stalls.png). QUICK=1:
 # one run, 20,000 files and the 10,000-file tree in icon view, shorter trickle. BENCH_FM_ARGS passes
