@@ -39,7 +39,9 @@ public final class RcloneProvider {
     }
 
     let rc: any RcloneRC
-    let daemon: SocketBadgeDaemon
+    /// Its blocking socket calls run on a thread of their own: this loop runs on Concurrency's
+    /// shared threads, which must not wait on the daemon (a commit, a restart).
+    let daemon: ThreadedBadgeDaemon
     let mountPoint: String
     let logger: Logger
     let stream: AsyncStream<Input>
@@ -65,7 +67,7 @@ public final class RcloneProvider {
         self.mountPoint = mountPoint
         self.logger = logger
         remote = mountPoint
-        daemon = SocketBadgeDaemon(socketPath: socketPath, name: "rclone")
+        daemon = ThreadedBadgeDaemon(socketPath: socketPath, name: "rclone")
         (stream, continuation) = AsyncStream.makeStream(of: Input.self)
         let c = continuation
         channel = ProviderChannel(socketPath: socketPath, name: "rclone", menus: Self.menus, toolbar: nil, addingRoots: true, logger: logger) {
@@ -134,7 +136,7 @@ public final class RcloneProvider {
             // Added here, before the claim, so that the claim never meets the root's first scan
             // (`ERR busy`). A daemon that is down now gets it from the channel, which adds the
             // root where the daemon does not know it, on each connection.
-            do { try daemon.addRoot(mountPoint) } catch { logger.debug("cannot add \(mountPoint) as a root yet: \(error)") }
+            do { try await daemon.addRoot(mountPoint) } catch { logger.debug("cannot add \(mountPoint) as a root yet: \(error)") }
             channel.follow(roots: [mountPoint])
             hasQueue = nil
             needsRebuild = true
@@ -147,7 +149,7 @@ public final class RcloneProvider {
             let uploading = tracker.entries.filter { if case .syncing = $0.value.shown { true } else { false } }.keys.sorted()
             if !uploading.isEmpty {
                 let sets = uploading.map { SetRequest(.pending, Array(absolute($0).utf8), message: "rclone stopped during the upload: it goes on when rclone mounts again") }
-                do { _ = try daemon.set(sets) } catch { logger.warning("syncbadged: \(error)") }
+                do { _ = try await daemon.call { try $0.set(sets) } } catch { logger.warning("syncbadged: \(error)") }
             }
             channel.follow(roots: [])
             tracker.removeAll()
@@ -196,11 +198,12 @@ public final class RcloneProvider {
                 for b in Self.badges {
                     var define = Request.defineBadge(id: b.id, label: b.label, glyph: b.glyph, ascii: b.ascii, color: b.color)
                     if let image = Self.badgeImage(b.id) { define.fields.append(.option("image", image)) }
-                    try daemon.request(define)
+                    let request = define
+                    _ = try await daemon.call { try $0.request(request) }
                 }
                 badgesDefined = true
             }
-            if needsRebuild { try rebuild(local) }
+            if needsRebuild { try await rebuild(local) }
             var verdicts: [String: Verdict] = [:]
             let now = ContinuousClock.now
             for name in tracker.names {
@@ -210,7 +213,8 @@ public final class RcloneProvider {
             }
             let sets = tracker.apply(verdicts)
             if !sets.isEmpty {
-                let outcomes = try daemon.set(sets.map { Self.setRequest(absolute($0.name), $0.gen, $0.verdict) })
+                let requests = sets.map { Self.setRequest(absolute($0.name), $0.gen, $0.verdict) }
+                let outcomes = try await daemon.call { try $0.set(requests) }
                 for (set, outcome) in zip(sets, outcomes) {
                     switch outcome {
                     case .applied: break
@@ -255,12 +259,12 @@ public final class RcloneProvider {
 
     /// Every path the daemon holds pending, and every entry of the mount (for the badges of
     /// files nobody changed), judged afresh.
-    func rebuild(_ local: LocalFacts) throws {
+    func rebuild(_ local: LocalFacts) async throws {
         tracker.removeAll()
         // Pending in the daemon: written through the mount, maybe a moment ago (this rebuild may
         // come after a change it already reported), so judged as just changed.
         let now = ContinuousClock.now
-        for (path, gen) in try daemon.pending(root: mountPoint) {
+        for (path, gen) in try await daemon.pending(root: mountPoint) {
             if let name = relative(path) { tracker.changed(name, gen: gen, at: now) }
         }
         tracker.changed("", gen: 0)

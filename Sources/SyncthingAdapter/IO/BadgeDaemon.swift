@@ -33,7 +33,8 @@ public final class ThreadedBadgeDaemon: BadgeDaemon {
         thread.shutdownGracefully { _ in }
     }
 
-    func call<T: Sendable>(_ body: @escaping @Sendable (SocketBadgeDaemon) throws -> T) async throws -> T {
+    /// Any other call of the blocking client, on the same thread and in the same order.
+    public func call<T: Sendable>(_ body: @escaping @Sendable (SocketBadgeDaemon) throws -> T) async throws -> T {
         try await thread.runIfActive { try self.socket.withLock { try body($0) } }
     }
 
