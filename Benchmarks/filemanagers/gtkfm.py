@@ -97,13 +97,7 @@ class Session(object):
     the probe toggled, stopped. What the harness needs of any file manager (README.md)."""
 
     def __init__(self, fm, side, view, folder, work, base_env, tag):
-        self.fm = fm
-        self.side = side
-        self.dir = os.path.join(work, tag)
-        os.makedirs(self.dir)
-        self.log_path = os.path.join(self.dir, "fm.log")
-        self.probe_out = os.path.join(self.dir, "probe")
-        self.dumps = 0
+        self.place(fm, side, work, tag)
         env = dict(base_env)
         env.update(HOME=os.path.join(self.dir, "home"), XDG_CONFIG_HOME=os.path.join(self.dir, "config"),
                    XDG_CACHE_HOME=os.path.join(self.dir, "cache"), XDG_DATA_HOME=side.share,
@@ -120,6 +114,17 @@ class Session(object):
         self.folder = folder
         self.proc = None
         self.pid = None
+
+    def place(self, fm, side, work, tag):
+        """What every module's session has (its directory, log and probe files), whatever
+        else its __init__ sets up."""
+        self.fm = fm
+        self.side = side
+        self.dir = os.path.join(work, tag)
+        os.makedirs(self.dir)
+        self.log_path = os.path.join(self.dir, "fm.log")
+        self.probe_out = os.path.join(self.dir, "probe")
+        self.dumps = 0
 
     def start(self):
         log = open(self.log_path, "ab")
