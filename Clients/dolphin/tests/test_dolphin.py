@@ -39,6 +39,7 @@ sys.path.insert(0, os.path.join(REPO, "Examples", "filemanagers", "tests"))
 
 import fmscenario as sc  # noqa: E402  (the steps the GTK tests take too)
 import fmsession as fs  # noqa: E402  (the GTK tests' daemon, screen and click helpers)
+import test_many  # noqa: E402  (the GTK test of a flip of 2,000 files: its flip and its checks)
 
 ARTIFACTS = os.environ.get("SYNCBADGE_DOLPHIN_ARTIFACTS") or "/tmp/syncbadge-dolphin-artifacts"
 SCREENSHOTS = os.environ.get("SYNCBADGE_DOLPHIN_SCREENSHOTS")
@@ -240,6 +241,58 @@ class DolphinTests(sc.Scenario, unittest.TestCase):
 
     def wait_note(self, summary):
         return self.wait_notes(summary)[-1]
+
+
+class DolphinManyFilesTests(test_many.ManyFilesTests):
+    """Correctness under load (issue 40), not timing, in Dolphin as test_many checks Nautilus: a
+    folder of 2,000 files in icon view, every file to another state at once, then the daemon
+    restarted; each time the emblems on the screen, in reading order, are the daemon's states.
+    The plugin tells Dolphin only of the entries it asked about: this is where that must hold."""
+
+    title = "dolphin"
+    test_nautilus_2000_files = None   # the GTK test's own (make test-filemanagers)
+
+    def test_dolphin_2000_files(self):
+        self.run_scenario("dolphin-2000", "syncbadge-dolphin-many-", ARTIFACTS,
+                          keep=bool(os.environ.get("SYNCBADGE_DOLPHIN_KEEP")))
+
+    def scenario(self):
+        root = self.root = os.path.join(self.work, "Sync")
+        folder = self.folder = os.path.join(root, "many")
+        os.makedirs(folder)
+        self.names = ["f%04d.txt" % i for i in range(test_many.FILES)]
+        for name in self.names:
+            with open(os.path.join(folder, name), "wb"):
+                pass
+        self.daemon.start()
+        self.connect("admin", "test-admin").request("ADD-ROOT", root, timeout=60)
+        engine = self.connect("provider", "test-engine")
+        engine.request("CLAIM", root, timeout=10)
+        self.set_states(engine, 0)
+
+        more = {} if sc.INSTALLED else dict(QT_PLUGIN_PATH=os.path.join(PREFIX, "lib", multiarch(), "qt" + QT, "plugins"))
+        env = self.session_env(os.path.join(PREFIX, "share"), XDG_CURRENT_DESKTOP="KDE", KDE_SESSION_VERSION=QT,
+                               SYNCBADGE_DEBUG="0", **more)
+        with open(os.path.join(env["XDG_CONFIG_HOME"], "kdeglobals"), "w") as f:
+            f.write(KDEGLOBALS)
+        self.fm = Dolphin("dolphin", self.work, env)
+        self.colours = sc.emblem_colours("dolphin")
+        self.fm.start(folder)
+        self.wait_daemon_states("the first states")
+
+        self.set_states(engine, 1)
+        shown = self.wait_daemon_states("the states after the flip of 2,000 files")
+        pid = self.fm.proc.pid
+
+        self.daemon.stop()
+        for conn in self.conns:
+            conn.close()
+        self.conns = []
+        self.wait_emblems("no emblems while the daemon is down", [])
+        self.daemon.start()
+        again = self.wait_daemon_states("the states after a daemon restart")
+        self.assertEqual(pid, self.fm.proc.pid)
+        self.assertEqual([st for st, _, _ in shown[1]], [st for st, _, _ in again[1]])
 
 
 if __name__ == "__main__":
