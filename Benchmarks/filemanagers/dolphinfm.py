@@ -160,13 +160,7 @@ class Session(gtkfm.Session):
     files, the process group then the pid); made and started here."""
 
     def __init__(self, fm, side, view, folder, work, base_env, tag):  # noqa: super's makes GTK settings
-        self.fm = fm
-        self.side = side
-        self.dir = os.path.join(work, tag)
-        os.makedirs(self.dir)
-        self.log_path = os.path.join(self.dir, "fm.log")
-        self.probe_out = os.path.join(self.dir, "probe")
-        self.dumps = 0
+        self.place(fm, side, work, tag)
         env = dict(base_env)
         data = os.path.join(self.dir, "data")
         env.update(HOME=os.path.join(self.dir, "home"), XDG_CONFIG_HOME=os.path.join(self.dir, "config"),

@@ -50,10 +50,7 @@ class ManyFilesTests(sc.Scenario, unittest.TestCase):
         engine.request("CLAIM", root, timeout=10)
         self.set_states(engine, 0)
 
-        env = self.session_env(SHARE, GSETTINGS_BACKEND="keyfile", GSK_RENDERER="cairo", SYNCBADGE_DEBUG="0")
-        self.fm = fs.FileManager("nautilus", self.work, env)
-        self.colours = sc.emblem_colours("nautilus")
-        self.fm.start(folder)
+        self.start_fm(folder)
         self.wait_daemon_states("the first states")
 
         # All 2,000 at once: every file to the next state, SETs pipelined, then their answers.
@@ -77,6 +74,13 @@ class ManyFilesTests(sc.Scenario, unittest.TestCase):
                    for i, name in enumerate(self.names)]
         for reply in replies:
             reply.result(60)
+
+    def start_fm(self, folder):
+        """Nautilus with the extension on `folder` (a subclass shows it in its file manager)."""
+        env = self.session_env(SHARE, GSETTINGS_BACKEND="keyfile", GSK_RENDERER="cairo", SYNCBADGE_DEBUG="0")
+        self.fm = fs.FileManager("nautilus", self.work, env)
+        self.colours = sc.emblem_colours("nautilus")
+        self.fm.start(folder)
 
     def daemon_states(self, n):
         """The states of the first n files (name order, as the icon view lays them out), asked of
@@ -105,7 +109,7 @@ class ManyFilesTests(sc.Scenario, unittest.TestCase):
             self.shots -= 1
             return None
         try:
-            return fs.wait_until("%s in nautilus" % what, check, timeout, interval=0.3)
+            return fs.wait_until("%s in %s" % (what, self.title), check, timeout, interval=0.3)
         except fs.Failure as ex:
             self.shot("failed")
             raise fs.Failure("%s; the daemon holds %s first, the last screenshot had %s"
