@@ -63,13 +63,23 @@ QStringList OverlayCache::ask(const QByteArray &dir, const QString &alias, const
 {
     auto d = m_dirs.find(dir);
     if (d == m_dirs.end()) {
-        d = m_dirs.insert(dir, Dir());
+        Dir fresh;
+        // Evicted while Dolphin may still show it: what Dolphin drew from us then must be
+        // redrawn when the listing says otherwise, though Dolphin has not asked about it again.
+        fresh.shown = m_shownBefore.take(dir);
+        d = m_dirs.insert(dir, fresh);
         m_order.append(dir);
         while (m_order.size() > m_maxDirs) {
             const QByteArray old = m_order.takeFirst();
             const Dir gone = m_dirs.take(old);
             if (gone.asked && !gone.outside) {
                 actions.unobserve.append(old);
+            }
+            if (!gone.shown.isEmpty()) {
+                if (m_shownBefore.size() >= 4 * m_maxDirs) {
+                    m_shownBefore.clear();   // bounded: past that, a directory is long out of view
+                }
+                m_shownBefore.insert(old, gone.shown);
             }
         }
         d = m_dirs.find(dir);

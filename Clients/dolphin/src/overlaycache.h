@@ -97,6 +97,7 @@ private:
     int m_maxDirs;
     QHash<QByteArray, Dir> m_dirs;
     QVector<QByteArray> m_order;
+    QHash<QByteArray, QSet<QByteArray>> m_shownBefore;   // `shown` of evicted directories
 };
 
 }  // namespace SyncBadge

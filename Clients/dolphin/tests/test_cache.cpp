@@ -61,6 +61,23 @@ private Q_SLOTS:
         QCOMPARE(cache.order(), (QVector<QByteArray>{"/r/1", "/r/3"}));
     }
 
+    void anEvictedDirectoryRedrawsWhatDolphinStillShows()
+    {
+        OverlayCache cache(1);
+        OverlayCache::Actions a;
+        cache.ask("/r/1", QStringLiteral("/r/1"), "x", true, a);
+        cache.ask("/r/1", QStringLiteral("/r/1"), "y", true, a);
+        cache.listed("/r/1", {item("/r/1/x", "synced"), item("/r/1/y", "synced")});
+        cache.ask("/r/2", QStringLiteral("/r/2"), "z", true, a);   // evicts /r/1, still on screen
+        OverlayCache::Actions b;
+        cache.ask("/r/1", QStringLiteral("/r/1"), "x", true, b);   // back: only x asked so far
+        QCOMPARE(b.observe, (QVector<QByteArray>{"/r/1"}));
+        // y changed while /r/1 was not observed: Dolphin still draws y's old emblem, so the new
+        // listing redraws it although Dolphin has not asked about y since.
+        QCOMPARE(cache.listed("/r/1", {item("/r/1/x", "synced"), item("/r/1/y", "error")}),
+                 (OverlayCache::Changes{{"/r/1", "x"}, {"/r/1", "y"}}));
+    }
+
     void evictingARefusedDirectorySendsNothing()
     {
         OverlayCache cache(1);

@@ -56,6 +56,7 @@ class ManyFilesTests(sc.Scenario, unittest.TestCase):
         # All 2,000 at once: every file to the next state, SETs pipelined, then their answers.
         self.set_states(engine, 1)
         shown = self.wait_daemon_states("the states after the flip of 2,000 files")
+        self.after_flip()
         pid = self.fm.proc.pid
 
         # A daemon restart: the emblems go, and come back right, in the same window.
@@ -75,6 +76,9 @@ class ManyFilesTests(sc.Scenario, unittest.TestCase):
         for reply in replies:
             reply.result(60)
 
+    def after_flip(self):
+        """A subclass checks more of the folder here (Nautilus's extension redraws every file)."""
+
     def start_fm(self, folder):
         """Nautilus with the extension on `folder` (a subclass shows it in its file manager)."""
         env = self.session_env(SHARE, GSETTINGS_BACKEND="keyfile", GSK_RENDERER="cairo", SYNCBADGE_DEBUG="0")
@@ -82,20 +86,22 @@ class ManyFilesTests(sc.Scenario, unittest.TestCase):
         self.colours = sc.emblem_colours("nautilus")
         self.fm.start(folder)
 
-    def daemon_states(self, n):
-        """The states of the first n files (name order, as the icon view lays them out), asked of
-        the daemon."""
+    def daemon_states(self, n, last=False):
+        """The states of the first (or the last) n files (name order, as the icon view lays them
+        out), asked of the daemon."""
+        names = self.names[-n:] if last else self.names[:n]
         viewer = self.daemon.connect("viewer", "test-viewer")
         try:
-            reply = viewer.request("STATUS", *[os.path.join(self.folder, name) for name in self.names[:n]], timeout=30)
+            reply = viewer.request("STATUS", *[os.path.join(self.folder, name) for name in names], timeout=30)
             return [item.state for item in reply.items]
         finally:
             viewer.close()
 
-    def wait_daemon_states(self, what, timeout=60):
+    def wait_daemon_states(self, what, timeout=60, last=False):
         """Screenshots until the emblems on the screen, in reading order, are the daemon's states
-        of the files shown first (at least 8 of them); (the screenshot, its emblems)."""
-        expected = self.daemon_states(60)
+        of the files shown first (at least 8 of them), or with `last` of the files at the end of
+        the folder (the view scrolled there); (the screenshot, its emblems)."""
+        expected = self.daemon_states(60, last)
         seen = []
 
         def check():
@@ -103,7 +109,7 @@ class ManyFilesTests(sc.Scenario, unittest.TestCase):
             found = fs.emblems(shot, self.colours)
             seen[:] = [found]
             states = [s for s, _, _ in found]
-            if len(states) >= 8 and states == expected[:len(states)]:
+            if len(states) >= 8 and states == (expected[-len(states):] if last else expected[:len(states)]):
                 return shot, found
             os.unlink(shot.png)
             self.shots -= 1
