@@ -206,8 +206,13 @@ class LoopWatches(object):
         self.out_watch = None
         self.in_watch = False       # in the input watch's callback: it goes by returning False
 
+    # Below GTK's redraw (PRIORITY_HIGH_IDLE + 20): GLib dispatches only the most urgent ready
+    # sources, so a socket that stays readable through a burst at PRIORITY_DEFAULT would hold
+    # every redraw back until the burst was read. Input events stay above it.
+    READ_PRIORITY = GLib.PRIORITY_HIGH_IDLE + 30
+
     def start(self):
-        self.watch = GLib.io_add_watch(self.conn.fileno(), GLib.PRIORITY_DEFAULT,
+        self.watch = GLib.io_add_watch(self.conn.fileno(), self.READ_PRIORITY,
                                        GLib.IOCondition.IN | GLib.IOCondition.HUP | GLib.IOCondition.ERR,
                                        self._readable)
         self.want_write()
