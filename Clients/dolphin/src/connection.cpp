@@ -16,6 +16,9 @@ constexpr int HelloWait = 2000;
 // How long lines are handled before the event loop gets a turn (a frame is 16 ms; the overlay
 // plugin's redraws may run in the same turn).
 constexpr qint64 SliceNs = 3 * 1000 * 1000;
+// What Qt reads ahead of the lines handled: the rest stays in the kernel's buffer, where the
+// daemon sees that this viewer is behind and coalesces its pushes (or resets) as the contract says.
+constexpr qint64 ReadAhead = 256 * 1024;
 }  // namespace
 
 bool debugEnabled()
@@ -81,6 +84,7 @@ void Connection::connectNow()
     }
     m_path = socketPath();
     m_socket = new QLocalSocket(this);
+    m_socket->setReadBufferSize(ReadAhead);
     connect(m_socket, &QLocalSocket::connected, this, &Connection::onConnected);
     connect(m_socket, &QLocalSocket::readyRead, this, &Connection::onReadyRead);
     connect(m_socket, &QLocalSocket::errorOccurred, this, &Connection::onError);
@@ -181,15 +185,8 @@ void Connection::lost(const QString &reason)
 
 void Connection::onReadyRead()
 {
-    if (!m_socket) {
-        return;
-    }
-    const QByteArray data = m_socket->readAll();
-    if (data.isEmpty()) {
-        return;
-    }
-    m_buffer.append(data);
-    if (!m_drainTimer.isActive()) {
+    // While lines wait for the next slice, drain() reads on when it runs dry.
+    if (m_socket && !m_drainTimer.isActive()) {
         drain();
     }
 }
@@ -197,11 +194,20 @@ void Connection::onReadyRead()
 void Connection::drain()
 {
     // Lines are handled one by one, in order: a handler may send (and so write to) the socket, or
-    // the connection may be lost while handling one (lost() drops the rest).
+    // the connection may be lost while handling one (lost() drops the rest). More is read only
+    // as the lines are handled (at most ReadAhead at a time).
     QElapsedTimer slice;
     slice.start();
     QByteArray line;
-    while (m_socket && m_buffer.takeLine(&line)) {
+    while (m_socket) {
+        if (!m_buffer.takeLine(&line)) {
+            const QByteArray data = m_socket->bytesAvailable() > 0 ? m_socket->readAll() : QByteArray();
+            if (data.isEmpty()) {
+                return;
+            }
+            m_buffer.append(data);
+            continue;
+        }
         handle(line);
         if (slice.nsecsElapsed() >= SliceNs) {
             // The rest in the next turn of the event loop (a line may be there, or not yet).
