@@ -73,10 +73,12 @@ import SyncBadgeCore
         #expect(WireMessage(line: built.bytes) == m, "\(c)")
     }
 
-    /// Whether `m` reads as `type` and, written again, reads back the same.
+    /// Whether `m` reads as `type` and, written again, is the line that was read (fields in
+    /// order, options in any). Comparing the lines, not the values read from them: a reader
+    /// that dropped a field would read its own line back the same, but write a shorter one.
     static func roundTrips<T: MessageLine>(_ m: WireMessage, as type: T.Type) -> Bool {
-        guard let value = T(m), let again = WireMessage(line: value.wireLine(head: m.head).bytes) else { return false }
-        return T(again) == value
+        guard let value = T(m) else { return false }
+        return WireMessage(line: value.wireLine(head: m.head).bytes) == m
     }
 
     /// Each line read as its one type (a request as `Request`, a `SET` as `SetRequest` too; an
