@@ -350,6 +350,10 @@ def fig_status(ctx, only):
     target = os.path.join(root, "d0003", "s0004", "file05.txt")
     request = ["STATUS", target]
     d = Daemon(ctx, "std")
+    # With run.sh --base, the other build's daemon serves the same root and takes its turn in
+    # every round beside this one: pipelined STATUS moves by less between two builds than
+    # between two runs (PERFORMANCE.md, "Session 12").
+    bd = Daemon(ctx, "stbase", bindir=ctx.base) if ctx.base else None
     echo_sock = os.path.join(base, "echo.sock")
     echo = ctx.spawn([ctx.tool("echo"), echo_sock], stdout=subprocess.PIPE)
     places = placements()
@@ -361,21 +365,25 @@ def fig_status(ctx, only):
         """Rounds of loadgen against both servers, in every placement: the placements rotate
         from round to round, and within a placement the two servers alternate which goes
         first. Returns {placement: (daemon values, echo values)}."""
-        got = {p[0]: ([], []) for p in places}
+        got = {p[0]: ([], [], []) for p in places}
         for r in range(rounds):
             for name, server_cpus, client_cpu, _ in places[r % len(places):] + places[:r % len(places)]:
                 pin_all(d.pid, server_cpus)
                 pin_all(echo.pid, server_cpus)
                 pair = [(0, d.socket, "daemon", totals[0]), (1, echo_sock, "echo", totals[1])]
+                if bd is not None and len(totals) > 2:
+                    pin_all(bd.pid, server_cpus)
+                    pair.insert(1, (2, bd.socket, "daemon", totals[2]))
                 for i, sock, mode, total in (pair if r % 2 == 0 else pair[::-1]):
                     v = loadgen(ctx, sock, mode, request, k, total, window, cpu=client_cpu)
                     got[name][i].append(value(v))
         return got
 
     try:
-        admin = d.conn()
-        d.add_root(admin, root)
-        admin.close()
+        for server in (d, bd) if bd is not None else (d,):
+            admin = server.conn()
+            server.add_root(admin, root)
+            admin.close()
         if echo.stdout.readline().strip() != b"ready":
             raise BenchError("echo server did not start")
         rounds = 3
@@ -394,7 +402,7 @@ def fig_status(ctx, only):
             sbt, ect = (50000, 500000) if ctx.quick else (300000, 3000000)
             log(f"pipelined STATUS: 100 per write, 8 writes in flight; {rounds} rounds per "
                 f"server and placement")
-            got = measure(100, 8, (sbt, ect), lambda v: v["rps"])
+            got = measure(100, 8, (sbt, ect, sbt), lambda v: v["rps"])
             for name, _, _, label in places:
                 s, b = median(got[name][0]), median(got[name][1])
                 pinned = name != "unpinned"
@@ -402,9 +410,17 @@ def fig_status(ctx, only):
                                   f"C echo {b:,.0f}/s", s / b,
                                   "≥ 1,000,000/s and ≥ 0.25×" if pinned else "reference",
                                   (s >= 1e6 and s / b >= 0.25) if pinned else None))
+                if got[name][2]:
+                    bs = median(got[name][2])
+                    log(f"pipelined STATUS, {label}: this build {', '.join(f'{v:,.0f}' for v in got[name][0])}/s; "
+                        f"--base {', '.join(f'{v:,.0f}' for v in got[name][2])}/s")
+                    out.append(Figure(f"pipelined STATUS, vs --base, {label}", f"{s:,.0f}/s",
+                                      f"--base build {bs:,.0f}/s", s / bs, "reference", None))
     finally:
         ctx.stop(echo)
         d.stop()
+        if bd is not None:
+            bd.stop()
     return out
 
 
