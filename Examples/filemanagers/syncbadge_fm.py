@@ -21,7 +21,10 @@ talks to the file manager.
   together changed is applied once, in an idle callback that runs before the next drawing;
   the files to draw again are invalidated INVALIDATE_SLICE per iteration after that, so a
   change of 20,000 files is a run of short slices, never one long freeze (make bench-fm). A
-  new daemon (new epoch) drops the cache and observes again.
+  new daemon (new epoch) drops the cache and observes again. A followed directory that goes
+  (`* GONE`: renamed, moved away, deleted) has the files shown in it invalidated too, since
+  the file manager keeps them (Nautilus moves them with the folder) and would show their old
+  emblems when the folder is shown again.
 - Menus wait for the daemon at most MENU_WAIT seconds (the file manager is blocked
   meanwhile); menus prefetched when a directory was listed answer at once.
 - Without a daemon the file manager works as without the extension; one line is logged, and
@@ -281,6 +284,7 @@ class Core(object):
         self.flush_source = None                 # the idle callback that applies the changes
         self.stale = {}                          # real dir (bytes) -> names (set) or sb.ALL to invalidate
         self.stale_source = None                 # the idle callback that invalidates them, a slice at a time
+        self.orphans = []                        # file objects of followed directories that went, to invalidate
         self.real_dirs = {}                      # the file manager's dir (str) -> real dir (bytes)
         self.menus = {}                          # (dir, states) -> [(id, title, enabled)]
         self.toolbars = []                       # [(name, tooltip, provider)]
@@ -464,6 +468,9 @@ class Core(object):
     def _invalidate_slice(self):
         self.stale_source = None
         left = INVALIDATE_SLICE
+        while self.orphans and left > 0:
+            self.orphans.pop().invalidate_extension_info()
+            left -= 1
         while self.stale and left > 0:
             path = next(iter(self.stale))
             names = self.stale[path]
@@ -481,7 +488,7 @@ class Core(object):
                     left -= 1
             if not names:
                 del self.stale[path]
-        if self.stale:
+        if self.stale or self.orphans:
             # Below drawing (GTK redraws at HIGH_IDLE + 20), so the window shows each slice.
             self.stale_source = GLib.idle_add(self._invalidate_slice, priority=GLib.PRIORITY_DEFAULT_IDLE)
         return False
@@ -529,6 +536,17 @@ class Core(object):
     def _push(self, m):
         if m.kind == "BYE":
             _debug("the daemon says goodbye: %s" % m.arg(0, ""))
+        elif m.kind == "GONE" and m.fields:
+            gone = self.follower.directory(m.fields[0])
+            if gone is not None and gone.extra is not None and gone.extra.files:
+                # A followed directory renamed, moved or deleted: the follower forgets it, but
+                # the file manager keeps its file objects (Nautilus moves them with the folder)
+                # and their emblems, and would show them again as they were once the folder is
+                # back. Invalidated, they are asked again under their new path.
+                self.orphans.extend(gone.extra.files.values())
+                gone.extra.files = {}
+                if self.stale_source is None:
+                    self.stale_source = GLib.idle_add(self._invalidate_slice, priority=GLib.PRIORITY_DEFAULT_IDLE)
         self._follow_up(self.follower.push(m))
 
     def _define_badge(self, badge_id, image, pushed=True):

@@ -2,6 +2,11 @@
 view; an engine gives each file one of three states, then changes all 2,000 at once (pipelined
 SETs); every emblem on the screen must then be its file's state as the daemon holds it (asked
 with STATUS). Then the daemon restarts, and the same holds with no action in the file manager.
+Then what the file manager and the daemon hear of only through the file system, each time with
+the emblems compared to the daemon's states again: a file an editor saves by rename (a hidden
+temporary file renamed over it), the folder renamed and back, and moved out of the root and back
+(the file manager goes to the folder's parent meanwhile, and the folder is opened again: its
+entries are still in the file manager's cache, with the emblems they had; no refresh).
 The timing of the same work is make bench-fm's (Benchmarks/filemanagers).
 
 Run by make test-filemanagers (Xvfb, a session bus, this build's daemon).
@@ -69,6 +74,106 @@ class ManyFilesTests(sc.Scenario, unittest.TestCase):
         again = self.wait_daemon_states("the states after a daemon restart")
         self.assertEqual(pid, self.fm.proc.pid)
         self.assertEqual([s for s, _, _ in shown[1]], [s for s, _, _ in again[1]])
+
+        # Changes the file manager hears of only from the file system: a file an editor saves
+        # by rename, the folder renamed and back, moved out of the root and back. Each time the
+        # daemon makes the entries pending; the emblems must follow with no action here.
+        engine = self.connect("provider", "test-engine")
+        engine.request("CLAIM", root, timeout=10)
+        self.replace_by_rename(engine, self.names[1])
+        self.away_and_back(engine, os.path.join(root, "many-renamed"), "renamed")
+        self.away_and_back(engine, os.path.join(self.work, "outside", "many"), "moved out of the root")
+        self.assertEqual(pid, self.fm.proc.pid)
+
+    def replace_by_rename(self, engine, name):
+        """`name` saved as editors save it: a new file beside it (hidden, as gedit's
+        .goutputstream-XXXXXX is, so the view's layout stays), renamed over it. The daemon
+        makes it pending (its identity changed); then the engine syncs it again."""
+        path = os.path.join(self.folder, name)
+        before = self.daemon_item(path)
+        self.assertNotEqual(before.state, "pending")
+        tmp = os.path.join(self.folder, ".goutputstream-" + name)
+        with open(tmp, "wb") as f:
+            f.write(b"saved by an editor\n")
+        os.rename(tmp, path)
+        self.wait_daemon(path, lambda item: item.state == "pending" and item.gen > before.gen,
+                         "%s pending after its replacement" % name)
+        self.wait_daemon_states("the states after %s was replaced by rename" % name)
+        engine.request("SET", before.state, path, timeout=10)
+        self.wait_daemon(path, lambda item: item.state == before.state, "%s %s again" % (name, before.state))
+        self.wait_daemon_states("the states after the engine synced %s again" % name)
+
+    def away_and_back(self, engine, elsewhere, how):
+        """The shown folder renamed (or moved) to `elsewhere`, then back. The daemon makes every
+        entry pending (outside a root: no state), and the emblems follow wherever the file
+        manager goes: Nautilus leaves a folder that goes from under it for the folder's parent
+        (Dolphin stays on the path, empty, until it is told to go up: leave_folder), where the
+        folder's emblem follows; the folder is opened again once it is back (a move, not a
+        refresh: its entries are still in the file manager's and the extension's caches)."""
+        home = self.folder
+        parent = os.path.dirname(home)
+        os.makedirs(os.path.dirname(elsewhere), exist_ok=True)
+        inside = self.root_of(elsewhere)
+        os.rename(home, elsewhere)
+        self.wait_daemon(os.path.join(elsewhere, self.names[0]),
+                         lambda item: item.state == ("pending" if inside else "outside"),
+                         "the folder's entries %s once it was %s" % ("pending" if inside else "outside", how))
+        self.leave_folder()
+        if os.path.dirname(elsewhere) == parent:
+            self.wait_emblems("the folder's emblem in its parent once it was %s" % how,
+                              [self.daemon_item(elsewhere).state])
+        else:
+            self.wait_emblems("no emblems once the folder was %s" % how, [])
+        os.rename(elsewhere, home)
+        self.wait_daemon(os.path.join(home, self.names[0]), lambda item: item.state == "pending",
+                         "the folder's entries pending once it was back")
+        shot, found = self.wait_in_parent("the folder's emblem in its parent once it was %s and back" % how,
+                                          [self.daemon_item(home).state])
+        self.open_folder(found[0][1], found[0][2])
+        self.wait_daemon_states("the states once the folder was %s and back" % how)
+        self.set_states(engine, 2)
+        self.wait_daemon_states("the engine's states once the folder was %s and back" % how)
+
+    # From a folder's emblem to its icon (Nautilus draws the emblem at the icon's top right).
+    folder_icon = (-58, 40)
+
+    def wait_in_parent(self, what, states):
+        """wait_emblems, for the folder's parent."""
+        return self.wait_emblems(what, states)
+
+    def leave_folder(self):
+        """Once the folder shown has gone, the file manager shows its parent: Nautilus goes there
+        by itself."""
+
+    def open_folder(self, x, y):
+        """Opens the folder whose emblem is at x,y with a double-click, as a user would; the
+        pointer then leaves the window (a hovered file is drawn tinted)."""
+        fs.xdotool("mousemove", x + self.folder_icon[0], y + self.folder_icon[1])
+        fs.xdotool("click", "--repeat", "2", "--delay", "80", "1")
+        fs.xdotool("mousemove", 1279, 799)
+
+    def root_of(self, path):
+        return path.startswith(self.root + os.sep)
+
+    def daemon_item(self, path):
+        viewer = self.daemon.connect("viewer", "test-viewer")
+        try:
+            return viewer.request("STATUS", path, timeout=30).items[0]
+        finally:
+            viewer.close()
+
+    def wait_daemon(self, path, predicate, what, timeout=30):
+        """The daemon's Item of `path`, once predicate(it) holds (it has seen a change; a path
+        moved in it has not seen yet is not-found meanwhile)."""
+        def seen():
+            try:
+                item = self.daemon_item(path)
+            except fs.sb.ServerError as ex:
+                if ex.code != "not-found":
+                    raise
+                return None
+            return predicate(item) and item
+        return fs.wait_until(what + " at the daemon", seen, timeout, interval=0.1)
 
     def set_states(self, engine, shift):
         replies = [engine.send("SET", STATES[(i + shift) % len(STATES)], os.path.join(self.folder, name))
