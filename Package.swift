@@ -237,7 +237,11 @@ let package = Package(
         // End-to-end: the real binaries against real temporary directories.
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["SyncBadgeClient", "syncbadged", "syncbadge", "syncbadge-soak", "syncbadge-syncthing", "syncbadge-git", "syncbadge-rclone"],
+            dependencies: [
+                "SyncBadgeClient", "syncbadged", "syncbadge", "syncbadge-soak", "syncbadge-syncthing", "syncbadge-git", "syncbadge-rclone",
+                // The adapters' provider connection, run in-process against the real daemon.
+                "SyncthingAdapter", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
     ]

@@ -27,7 +27,8 @@ public final class ProviderChannel: Sendable {
     struct Wanted: Sendable {
         var roots: [String] = []
         var stopping = false
-        var generation = 0
+        /// Counts `follow` calls: each one hands the roots to the connection's `ClaimBook` again.
+        var asked = 0
         /// Menu items and the toolbar item as they should be now; a change is defined again on
         /// the live connection.
         var menus: [MenuDefinition]
@@ -75,11 +76,12 @@ public final class ProviderChannel: Sendable {
     }
 
     /// Claims exactly these roots. A root dropped is given up with `UNCLAIM` where the daemon
-    /// has it (1.2), and by a new connection where it has not.
+    /// has it (1.2), and by a new connection where it has not. A root the daemon refused is
+    /// tried again on this call, and when its `* ROOT` push says it is free (`ClaimBook`).
     public func follow(roots: [String]) {
         wanted.withLock {
-            if !Set(roots).isSuperset(of: Set($0.roots)) { $0.generation += 1 }
             $0.roots = roots
+            $0.asked += 1
         }
         wake()
     }
@@ -153,12 +155,12 @@ public final class ProviderChannel: Sendable {
         wanted.withLock { $0.answers.removeAll() }
         onPush(.connected(epoch: c.epoch))
         let canUnclaim = s.capabilities.contains("unclaim")
-        var claimed = Set<String>()
-        var generation = wanted.withLock { $0.generation }
+        var book = ClaimBook()
+        var asked: Int?
         while true {
-            let (roots, gen, stopping, menus, toolbar, answers) = wanted.withLock { w in
+            let (roots, nowAsked, stopping, menus, toolbar, answers) = wanted.withLock { w in
                 defer { w.answers.removeAll() }
-                return (w.roots, w.generation, w.stopping, w.menus, w.toolbar, w.answers)
+                return (w.roots, w.asked, w.stopping, w.menus, w.toolbar, w.answers)
             }
             if stopping { return }
             for m in menus where !definedMenus.contains(m) {
@@ -177,30 +179,17 @@ public final class ProviderChannel: Sendable {
                     logger.debug("answer \(a.token): \(code) \(message ?? "")")
                 }
             }
-            if gen != generation {
-                guard canUnclaim else { return }
-                for r in claimed.subtracting(roots).sorted() {
-                    do {
-                        try s.unclaim(Array(r.utf8))
-                    } catch ClientError.server(let code, let message) {
-                        // The root went first (removed), which ended the claim.
-                        logger.debug("unclaim \(r): \(code) \(message ?? "")")
-                    }
-                    claimed.remove(r)
-                }
-                generation = gen
+            var actions = book.claims
+            if nowAsked != asked {
+                actions = book.follow(roots)
+                // Claims have no undo before 1.2: a new connection claims the rest.
+                if actions.contains(where: { if case .unclaim = $0 { true } else { false } }) && !canUnclaim { return }
+                asked = nowAsked
             }
-            for r in roots where !claimed.contains(r) {
-                do {
-                    try s.claim(Array(r.utf8), addingRoot: addingRoots)
-                    claimed.insert(r)
-                } catch ClientError.server(let code, let message) {
-                    // Not a root yet (the loop adds it first) or claimed by another engine.
-                    logger.warning("cannot claim \(r): \(code) \(message ?? "")")
-                    claimed.insert(r)
-                }
-            }
-            while let m = try c.nextPush(timeout: 0) { dispatch(m) }
+            try carryOut(actions, &book, s)
+            while let m = try c.nextPush(timeout: 0) { dispatch(m, &book) }
+            // A push that freed a refused root: claimed before waiting.
+            if !book.claims.isEmpty { continue }
             var fds = [pollfd(fd: c.descriptor, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
             let rc = poll(&fds, 2, -1)
@@ -208,13 +197,41 @@ public final class ProviderChannel: Sendable {
             if fds[1].revents != 0 { drainWake() }
             if fds[0].revents != 0 {
                 // Readable or hung up: read at least one line, which throws at the end.
-                if let m = try c.nextPush(timeout: nil) { dispatch(m) }
+                if let m = try c.nextPush(timeout: nil) { dispatch(m, &book) }
             }
         }
     }
 
-    func dispatch(_ m: WireMessage) {
+    func carryOut(_ actions: [ClaimBook.Action], _ book: inout ClaimBook, _ s: ProviderConnection) throws {
+        for a in actions {
+            switch a {
+            case .unclaim(let r):
+                do {
+                    try s.unclaim(Array(r.utf8))
+                } catch ClientError.server(let code, let message) {
+                    // The root went first (removed), which ended the claim.
+                    logger.debug("unclaim \(r): \(code) \(message ?? "")")
+                }
+                book.unclaimed(r)
+            case .claim(let r):
+                do {
+                    try s.claim(Array(r.utf8), addingRoot: addingRoots)
+                    book.claimed(r)
+                } catch ClientError.server(let code, let message) {
+                    // Not a root yet (the loop adds it first), in its first scan, or claimed by
+                    // another engine: tried again when its `* ROOT` push says it is free.
+                    let said = "cannot claim \(r): \(code)\(message.map { " \($0)" } ?? ""); trying again when it is free"
+                    if book.refused(r, code: code) { logger.warning("\(said)") } else { logger.debug("\(said)") }
+                }
+            }
+        }
+    }
+
+    func dispatch(_ m: WireMessage, _ book: inout ClaimBook) {
         switch m.messageKind {
+        case .root:
+            guard let r = Root(m) else { return }
+            _ = book.root(String(decoding: r.path, as: UTF8.self), removed: r.state == nil, free: r.provider == nil && !r.scanning)
         case .changed:
             guard let c = Changed(m), let gen = c.gen else { return }
             onPush(.changed(path: String(decoding: c.path, as: UTF8.self), gen: gen, from: c.from.map { String(decoding: $0, as: UTF8.self) }))
