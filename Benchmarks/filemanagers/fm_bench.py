@@ -49,6 +49,7 @@ def fm_module(fm):
 GREEN = bytes((0x2e, 0x9e, 0x44))     # synced
 BLUE = bytes((0x15, 0x91, 0xb0))      # syncing
 RED = bytes((0xd3, 0x2f, 0x2f))       # error
+PENDING = bytes((0xe0, 0x9b, 0x00))   # pending
 STATE_COLOUR = {"synced": GREEN, "syncing": BLUE, "error": RED}
 CLK = os.sysconf("SC_CLK_TCK")
 
@@ -374,17 +375,21 @@ class Bench(object):
                 if size == "20000" and view == "icon" and i == 0 and run == 0:
                     self.timelines[(fm, side)] = [(b - t_set, (b - a) * 1000) for a, b in zip(ticks, ticks[1:])
                                                   if b >= t_set - 0.2]
-            if size != "20000" or view != "icon":
+            if view != "icon" or size == "root100k":
                 return
-            # 4. Change to screen: the first file's emblem, SET error then synced, 100 times.
-            if emblems:
-                self.change_to_screen(s, pid, key, folder)
-            # 5. Trickle: one file every 10 ms.
-            self.trickle(s, pid, key, folder, count)
+            if size == "20000":
+                # 4. Change to screen: the first file's emblem, SET error then synced, 100 times.
+                if emblems:
+                    self.change_to_screen(s, pid, key, folder)
+                # 5. Trickle: one file every 10 ms.
+                self.trickle(s, pid, key, folder, count)
             # 6. Recovery: the daemon killed; socket activation starts it when the extension
-            # reconnects. Until the screen is as it was.
+            # reconnects. Until the screen is as it was. Then the changes the file manager
+            # hears of only from the file system: a file replaced by rename, the folder renamed
+            # and back, moved out of the root and back.
             if side == "syncbadge":
                 self.recovery(s, pid, key)
+                self.renames(s, pid, key, folder)
         finally:
             self.loads.append(loadavg())
             s.stop()
@@ -490,6 +495,78 @@ class Bench(object):
         except Exception:
             pass
         self.engine = self.connect_engine()
+
+    def renames(self, s, pid, key, folder):
+        """After the recovery, every file synced. (1) f00000.txt saved as editors save (a hidden
+        new file renamed over it): from the rename until its emblem is the daemon's `pending`
+        alone. (2) The folder renamed and back, (3) moved out of the root and back: the file
+        manager leaves a folder that goes from under it (Nautilus for its parent; Dolphin is
+        told to go up), the bench opens it again with a double-click on its emblem's icon once
+        it is back, and times from that click until the screen is still with every emblem the
+        daemon's `pending` (settle(), as the flips). Where the folder never shows again in
+        its parent, or the emblems stay wrong, the figure is `failed` and a screenshot is kept."""
+        module = fm_module(s.fm)
+        if not hasattr(module, "folder_icon") or module.folder_icon(s.fm) is None:
+            log("%s: no folder-opening for %s: the rename figures are not measured" % (s.dir, s.fm))
+            return
+        self.set_all("synced", folder)
+        self.settle(pid, want=lambda f: GREEN in f and PENDING not in f)
+        # (1) Replace by rename, the emblem of f00000.txt only (the region change_to_screen reads).
+        frame = self.screen.grab()
+        at = first_pixel(frame, GREEN, self.screen.width)
+        if at is not None:
+            x, y = max(0, at[0] - 24), max(0, at[1] - 4)
+            w, h = min(56, self.screen.width - x), min(48, self.screen.height - y)
+            path = os.path.join(folder, "f00000.txt")
+            tmp = os.path.join(folder, ".goutputstream-f00000.txt")
+            with open(tmp, "wb") as f:
+                f.write(b"saved by an editor\n")
+            t = time.monotonic()
+            os.rename(tmp, path)
+            while True:
+                region = self.screen.grab(x, y, w, h)
+                if region.count(PENDING) > 20 and GREEN not in region:
+                    self.record(key("replace by rename to screen s"), time.monotonic() - t)
+                    break
+                if time.monotonic() > t + 10:
+                    self.record(key("replace by rename to screen s"), float("nan"))
+                    self.screen.save(os.path.join(s.dir, "replace-failed.png"))
+                    log("%s: f00000.txt never showed pending after its replacement" % s.dir)
+                    break
+                time.sleep(0.002)
+        # (2), (3) Away and back.
+        for figure, elsewhere in (("rename and back: reopened to screen s", folder + "-renamed"),
+                                  ("move away and back: reopened to screen s",
+                                   os.path.join(self.work, "outside", os.path.basename(folder)))):
+            self.set_all("synced", folder)
+            shown = self.settle(pid, want=lambda f: GREEN in f and PENDING not in f)[1]
+            os.makedirs(os.path.dirname(elsewhere), exist_ok=True)
+            os.rename(folder, elsewhere)
+            self.settle(pid, want=lambda f: f != shown)     # the file manager saw it go
+            s.leave_folder()
+            os.rename(elsewhere, folder)
+            t_back = time.monotonic()
+            at = None
+            while time.monotonic() < t_back + 15:
+                s.deselect()
+                # Still, so that the click does not land while the folder's name is redrawn.
+                _, frame, seen = self.settle(pid, want=lambda f: PENDING in f)
+                at = first_pixel(frame, PENDING, self.screen.width) if seen else None
+                if at is not None:
+                    break
+            if at is None:
+                self.record(key(figure), float("nan"))
+                self.screen.save(os.path.join(s.dir, "away-failed.png"))
+                log("%s: %s: the folder never showed pending in its parent" % (s.dir, figure))
+                continue
+            dx, dy = module.folder_icon(s.fm)
+            subprocess.run(["xdotool", "mousemove", str(at[0] + dx), str(at[1] + dy), "click", "--repeat", "2",
+                            "--delay", "80", "1", "mousemove", str(self.screen.width - 1), str(self.screen.height - 1)],
+                           check=True)
+            t_open = time.monotonic()
+            t_right, _, right = self.settle(pid, want=lambda f: f.count(PENDING) > 1000 and GREEN not in f)
+            self.record(key(figure), t_right - t_open if right else float("nan"))
+        self.set_all("synced", folder)
 
     # -- the run --------------------------------------------------------------------------
 

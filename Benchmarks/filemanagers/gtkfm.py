@@ -38,6 +38,12 @@ NEXTCLOUD_EMBLEMS = {"ok": "synced", "sync": "syncing", "error": "error", "warn"
                      "warn_shared": "ignored"}
 
 
+def folder_icon(fm):
+    """From the first pixel of a folder's emblem (its top) to a point of its icon, where a
+    double-click opens it (make bench-fm's renames); None where it was never measured."""
+    return {"nautilus": (-58, 48)}.get(fm)
+
+
 def check_clean(names):
     """Extensions installed system-wide would be loaded by every side: refuse to measure then."""
     found = []
@@ -145,6 +151,12 @@ class Session(object):
                     return self.pid
             time.sleep(0.05)
         raise RuntimeError("%s: no probe within %gs: %s" % (self.fm, timeout, self.log()[-2000:]))
+
+    def leave_folder(self):
+        """The folder shown has gone: Nautilus goes to its parent by itself."""
+
+    def deselect(self):
+        """Nothing: Nautilus selects nothing when it goes to a folder's parent."""
 
     def log(self):
         try:
