@@ -207,6 +207,32 @@ class CoreTests(unittest.TestCase):
         asked = [0]
         spin("the new directory's listing", asked_again)
 
+    def test_the_files_of_a_folder_renamed_away_are_invalidated(self):
+        """Nautilus keeps a renamed folder's file objects (moved with it) and their emblems: the
+        extension must invalidate them, or the folder renamed back shows them as they were."""
+        engine = self.start(["d/a.txt"])
+        engine.request("SET", "synced", self.path("d/a.txt"), timeout=10)
+        core = self.core()
+        spin("HELLO", lambda: core.conn.ready)
+        f = FakeFile(self.path("d/a.txt"))
+        f.ask(core)
+        spin("the listing", lambda: f.invalidated == 1)
+        f.ask(core)
+        self.assertEqual(f.emblems, ["emblem-syncbadge-synced"])
+        os.rename(self.path("d"), self.path("e"))
+        spin("the files of the folder renamed away invalidated", lambda: f.invalidated == 2)
+        os.rename(self.path("e"), self.path("d"))
+        asked = [f.invalidated]
+
+        def asked_again():
+            # As a file manager: asked again after each invalidation, the folder back in place.
+            if f.invalidated > asked[0] or not f.emblems:
+                asked[0] = f.invalidated
+                f.ask(core)
+            return f.emblems == ["emblem-syncbadge-pending"]          # moved in: pending throughout
+        f.ask(core)
+        spin("the daemon's pending for the file of the folder renamed back", asked_again)
+
     def test_observes_at_most_64_directories(self):
         names = ["d%02d/f.txt" % i for i in range(70)]
         self.start(names)
