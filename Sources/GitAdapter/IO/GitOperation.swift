@@ -2,26 +2,39 @@
 import Glibc
 #endif
 
-/// A push, pull or fetch that SyncBadge started: its `syncing` on the root, with git's progress.
+/// A push, pull or fetch that SyncBadge started: its process and the descriptor of its stderr,
+/// and what the daemon is shown of it.
 final class GitOperation {
-    let kind: String
     let pid: pid_t
-    var stderr: Int32
-    var reader = ProgressReader()
-    /// Reply tokens of the actions waiting for its end, with their deadline for an interim answer.
-    var replies: [(token: String, deadline: ContinuousClock.Instant)] = []
-    /// What was last sent to the daemon, so that only changes go out.
-    var shown: Verdict?
-    var lastSent = ContinuousClock.now
+    let stderr: Int32
+    var progress: OperationProgress
 
-    init(kind: String, running: RunningGit) {
-        self.kind = kind
+    init(kind: String, running: RunningGit, now: ContinuousClock.Instant) {
         pid = running.pid
         stderr = running.stderr
+        progress = OperationProgress(kind: kind, now: now)
     }
 
-    var verdict: Verdict {
-        let what = "git \(kind)" + (reader.phase.map { ": \($0)" } ?? "")
-        return Verdict(.syncing, what, progress: reader.percent ?? 0)
+    var kind: String { progress.kind }
+
+    enum Output { case more, ended }
+
+    /// Reads what git wrote so far (the descriptor is non-blocking).
+    func read() -> Output {
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buf.withUnsafeMutableBytes { Glibc.read(stderr, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { return .more }  // EAGAIN: more later
+            if n == 0 { return .ended }
+            progress.reader.feed(Array(buf[0..<n]))
+        }
+    }
+
+    /// After `.ended`: its exit status, waited for.
+    func reap() -> Int32 {
+        close(stderr)
+        progress.reader.finish()
+        return ProcessGitRunner.wait(pid)
     }
 }

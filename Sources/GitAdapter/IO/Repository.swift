@@ -1,9 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// One working tree the adapter follows: where git keeps its state, what the daemon shows
-/// (the model), what git said last, and what is left to do.
+/// (the model), what git said last, and when its next pass runs.
 final class Repository {
     /// The working tree's top level, as git names it (symbolic links resolved): the root.
     let top: String
@@ -11,27 +7,20 @@ final class Repository {
     let gitDir: String
     let commonDir: String
     var model = RepoModel()
+    var schedule = PassSchedule()
     /// The last full pass's view: its unpushed paths serve the incremental passes.
     var view: GitView?
-    /// Listed and reconciled since the last (re)connection.
-    var built = false
-    var needsFull = true
-    /// When a full pass asked for by the watcher runs: a burst of git's writes settles first.
-    var fullAt: ContinuousClock.Instant?
-    /// Paths the daemon reported changed, with their generation (nil: to be asked).
-    var dirty: [[UInt8]: UInt64?] = [:]
     /// `git status` failed: the repository cannot be read.
     var statusError: String?
     /// The last push, pull or fetch started here failed.
     var operationError: String?
     var operation: GitOperation?
-    var claimed = false
 
-    init(top: String, gitDir: String, commonDir: String) {
-        self.top = top
+    init(_ location: Location) {
+        top = location.top
         topBytes = Array(top.utf8)
-        self.gitDir = gitDir
-        self.commonDir = commonDir
+        gitDir = location.gitDir
+        commonDir = location.commonDir
     }
 
     var name: String { String(top.split(separator: "/").last ?? "/") }
@@ -48,7 +37,7 @@ final class Repository {
 
     /// The top level's own state: a running operation, git's error, or the branch's baseline.
     func rootVerdict(baseline: Verdict) -> Verdict {
-        if let op = operation { return op.verdict }
+        if let op = operation { return op.progress.verdict }
         if let e = statusError { return Verdict(.error, e) }
         if let e = operationError { return Verdict(.error, e) }
         return baseline

@@ -19,3 +19,15 @@ public enum ToolbarText {
         return repos.map { "\($0.name): \($0.branch.map(branch) ?? "?")" }.joined(separator: "  ")
     }
 }
+
+extension ToolbarText {
+    /// The toolbar item for the working trees followed (by top level, with the branch of their
+    /// last full pass): the branches, and a tooltip naming each tree with its upstream.
+    public static func item(_ repos: [(top: String, branch: BranchInfo?)]) -> ToolbarItem {
+        let named = repos.map { (name: String($0.top.split(separator: "/").last ?? "/"), branch: $0.branch) }
+        let tooltip = repos.isEmpty ? "git: no working tree followed"
+            : "git: " + repos.map { "\($0.top) (\($0.branch.map(branch) ?? "?")\($0.branch?.upstream.map { ", upstream \($0)" } ?? ""))" }
+                .joined(separator: "; ")
+        return ToolbarItem(name: name(named), tooltip: tooltip)
+    }
+}

@@ -1,0 +1,37 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One `poll` over the adapter's descriptors until the earliest deadline, with no timeout when
+/// there is none: nothing wakes the adapter while it is idle.
+struct PollSet {
+    private(set) var fds: [pollfd] = []
+    private(set) var deadline: ContinuousClock.Instant?
+
+    /// Watches `fd` for input; returns its index, for `ready`.
+    @discardableResult
+    mutating func add(_ fd: Int32) -> Int {
+        fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0))
+        return fds.count - 1
+    }
+
+    mutating func wake(at t: ContinuousClock.Instant?) {
+        guard let t else { return }
+        deadline = deadline.map { min($0, t) } ?? t
+    }
+
+    /// False when `poll` failed (a signal): nothing is ready.
+    mutating func wait() -> Bool {
+        poll(&fds, nfds_t(fds.count), Self.timeout(until: deadline, now: .now)) >= 0
+    }
+
+    func ready(_ i: Int) -> Bool { fds[i].revents != 0 }
+
+    /// Milliseconds for `poll`, rounded up so that the deadline has passed on waking; -1: none.
+    static func timeout(until deadline: ContinuousClock.Instant?, now: ContinuousClock.Instant) -> Int32 {
+        guard let deadline else { return -1 }
+        let left = deadline - now
+        let ms = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
+        return Int32(clamping: max(0, ms + 1))
+    }
+}
