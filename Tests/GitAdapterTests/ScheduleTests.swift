@@ -1,4 +1,5 @@
 import Testing
+import SyncBadgeClient
 import SyncBadgeProtocol
 @testable import GitAdapter
 
@@ -105,8 +106,8 @@ import SyncBadgeProtocol
     }
 
     @Test func pollTimeoutRoundsUpAndIsInfiniteWithoutADeadline() {
-        #expect(PollSet.timeout(until: nil, now: t0) == -1)
-        #expect(PollSet.timeout(until: t0 + .microseconds(1500), now: t0) == 2)
-        #expect(PollSet.timeout(until: t0 - .seconds(1), now: t0) == 0)
+        #expect(PollTimeout.milliseconds(until: nil, now: t0) == -1)
+        #expect(PollTimeout.milliseconds(until: t0 + .microseconds(1500), now: t0) == 2)
+        #expect(PollTimeout.milliseconds(until: t0 - .seconds(1), now: t0) == 0)
     }
 }

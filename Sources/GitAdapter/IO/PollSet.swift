@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SyncBadgeClient
 
 /// One `poll` over the adapter's descriptors until the earliest deadline, with no timeout when
 /// there is none: nothing wakes the adapter while it is idle.
@@ -22,16 +23,8 @@ struct PollSet {
 
     /// False when `poll` failed (a signal): nothing is ready.
     mutating func wait() -> Bool {
-        poll(&fds, nfds_t(fds.count), Self.timeout(until: deadline, now: .now)) >= 0
+        poll(&fds, nfds_t(fds.count), PollTimeout.milliseconds(until: deadline, now: .now)) >= 0
     }
 
     func ready(_ i: Int) -> Bool { fds[i].revents != 0 }
-
-    /// Milliseconds for `poll`, rounded up so that the deadline has passed on waking; -1: none.
-    static func timeout(until deadline: ContinuousClock.Instant?, now: ContinuousClock.Instant) -> Int32 {
-        guard let deadline else { return -1 }
-        let left = deadline - now
-        let ms = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
-        return Int32(clamping: max(0, ms + 1))
-    }
 }

@@ -120,25 +120,24 @@ public final class ProviderChannel: Sendable {
     }
 
     func main() {
-        var backoff = 0.05
-        var saidLost = false
+        var reconnect = Reconnect()
         while !wanted.withLock({ $0.stopping }) {
             do {
-                try serveOneConnection { saidLost = false }
-                backoff = 0.05
+                try serveOneConnection { _ = reconnect.connected() }
+                // Claims given up by closing the connection: the next one at once.
+                reconnect.dropped()
             } catch {
-                if !saidLost {
+                if reconnect.lost(now: .now) {
                     logger.warning("syncbadged is not answering on \(socketPath): \(error); retrying")
                     onPush(.lost)
-                    saidLost = true
                 }
             }
             if wanted.withLock({ $0.stopping }) { break }
-            // Backoff without a timer thread: poll on the wake pipe alone.
+            // Backoff without a timer thread: poll on the wake pipe alone (a `follow` or `stop`
+            // ends it early).
             var p = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
-            _ = poll(&p, 1, Int32(backoff * 1000))
+            _ = poll(&p, 1, reconnect.retryAt.map { PollTimeout.milliseconds(until: $0, now: .now) } ?? 0)
             drainWake()
-            backoff = min(backoff * 2, 2)
         }
     }
 

@@ -1,6 +1,7 @@
-/// When the adapter connects to the daemon again, and what it says about it: one warning when
-/// the daemon goes away, one notice when it is back, and a backoff from 50 ms to 2 s between
-/// tries, with no timer while connected.
+/// When an adapter connects to the daemon again, and whether to say so: one warning when the
+/// daemon goes away, one notice when it is back, and a backoff from 50 ms to 2 s between tries,
+/// with no timer while connected. The git adapter's loop and the provider channel of the
+/// Syncthing and rclone adapters both follow it.
 public struct Reconnect: Sendable, Equatable {
     public static let first = Duration.milliseconds(50)
     public static let longest = Duration.seconds(2)
@@ -32,5 +33,16 @@ public struct Reconnect: Sendable, Equatable {
         backoff = Self.first
         retryAt = nil
         return saidLost
+    }
+}
+
+/// Milliseconds for `poll` until a deadline, rounded up so that it has passed on waking; -1 (no
+/// timeout) without one.
+public enum PollTimeout {
+    public static func milliseconds(until deadline: ContinuousClock.Instant?, now: ContinuousClock.Instant) -> Int32 {
+        guard let deadline else { return -1 }
+        let left = deadline - now
+        let ms = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
+        return Int32(clamping: max(0, ms + 1))
     }
 }
