@@ -69,7 +69,8 @@ public final class GitProvider {
         guard set.wait() else { return }
         // The watcher first: events of an operation's own writes come before its exit.
         if set.ready(watcher) { watcherEvents() }
-        for (r, op, i) in running where set.ready(i) && operations.output(r, op) == .ended {
+        for (r, op, i) in running where set.ready(i) {
+            guard operations.output(r, op) == .ended else { continue }
             let status = op.reap()
             // The refs it changed come before its end: their events must not clear what it left.
             watcherEvents()
