@@ -501,12 +501,11 @@ class Bench(object):
         new file renamed over it): from the rename until its emblem is the daemon's `pending`
         alone. (2) The folder renamed and back, (3) moved out of the root and back: the file
         manager leaves a folder that goes from under it (Nautilus for its parent; Dolphin is
-        told to go up), the bench opens it again with a double-click on its emblem's icon once
-        it is back, and times from that click until the screen is still with every emblem the
-        daemon's `pending` (settle(), as the flips). Where the folder never shows again in
+        told to go up), the bench opens it again once it is back (Session.open_folder: a
+        double-click on its icon, or its name typed), and times from then until the screen is
+        still with every emblem the daemon's `pending` (settle(), as the flips). Where the folder never shows again in
         its parent, or the emblems stay wrong, the figure is `failed` and a screenshot is kept."""
-        module = fm_module(s.fm)
-        if not hasattr(module, "folder_icon") or module.folder_icon(s.fm) is None:
+        if not s.can_open_folder():
             log("%s: no folder-opening for %s: the rename figures are not measured" % (s.dir, s.fm))
             return
         self.set_all("synced", folder)
@@ -559,11 +558,9 @@ class Bench(object):
                 self.screen.save(os.path.join(s.dir, "away-failed.png"))
                 log("%s: %s: the folder never showed pending in its parent" % (s.dir, figure))
                 continue
-            dx, dy = module.folder_icon(s.fm)
-            subprocess.run(["xdotool", "mousemove", str(at[0] + dx), str(at[1] + dy), "click", "--repeat", "2",
-                            "--delay", "80", "1", "mousemove", str(self.screen.width - 1), str(self.screen.height - 1)],
-                           check=True)
             t_open = time.monotonic()
+            s.open_folder(os.path.basename(folder), at)
+            subprocess.run(["xdotool", "mousemove", str(self.screen.width - 1), str(self.screen.height - 1)], check=True)
             t_right, _, right = self.settle(pid, want=lambda f: f.count(PENDING) > 1000 and GREEN not in f)
             self.record(key(figure), t_right - t_open if right else float("nan"))
         self.set_all("synced", folder)

@@ -38,10 +38,9 @@ NEXTCLOUD_EMBLEMS = {"ok": "synced", "sync": "syncing", "error": "error", "warn"
                      "warn_shared": "ignored"}
 
 
-def folder_icon(fm):
-    """From the first pixel of a folder's emblem (its top) to a point of its icon, where a
-    double-click opens it (make bench-fm's renames); None where it was never measured."""
-    return {"nautilus": (-58, 48)}.get(fm)
+# From the first pixel of a folder's emblem (its top) to a point of its icon, where a
+# double-click opens it (make bench-fm's renames); the others were never measured.
+FOLDER_ICON = {"nautilus": (-58, 48)}
 
 
 def check_clean(names):
@@ -157,6 +156,15 @@ class Session(object):
 
     def deselect(self):
         """Nothing: Nautilus selects nothing when it goes to a folder's parent."""
+
+    def can_open_folder(self):
+        return self.fm in FOLDER_ICON
+
+    def open_folder(self, name, at):
+        """Opens the folder `name`, shown with the first pixel of its emblem at `at` (x, y)."""
+        dx, dy = FOLDER_ICON[self.fm]
+        subprocess.run(["xdotool", "mousemove", str(at[0] + dx), str(at[1] + dy), "click", "--repeat", "2",
+                        "--delay", "80", "1"], check=True)
 
     def log(self):
         try:
