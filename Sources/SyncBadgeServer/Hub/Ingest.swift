@@ -134,8 +134,10 @@ struct Ingest {
     }
 
     /// Applies a file event (`changed`, `directoryAppeared`, `deleted`, `moved`) to the tree:
-    /// the change for the feed, if the entry's gen moved. Nil for any other event.
-    func applyFileEvent(_ e: WatcherMessage, sets: SetPipeline<SetGroup, CommitWaiter>, tree: inout StateTree) -> FeedChange? {
+    /// the change for the feed, if the entry's gen moved. Nil for any other event. Mutating
+    /// though it changes nothing here: the hub then reaches its `Ingest` in place, where a
+    /// plain call would copy it (a retain and a release of each queue) for every event.
+    mutating func applyFileEvent(_ e: WatcherMessage, sets: SetPipeline<SetGroup, CommitWaiter>, tree: inout StateTree) -> FeedChange? {
         switch e {
         case .changed(let path, let kind, let what):
             return localChange(path, kind: kind, what: what == .create ? .create : .modify, sets: sets, tree: &tree)

@@ -252,8 +252,9 @@ struct Providers {
 
     /// `* CHANGED <path> gen=<n> what=<what> [from=<old>]` and its root, for the root's
     /// subscribers (nil: nobody follows it, or the entry is ignored). A watcher event's path:
-    /// no array of effects here.
-    func changed(_ path: [UInt8], _ what: Changed.What, from: [UInt8]? = nil, tree: inout StateTree) -> (line: WireLine, root: [UInt8], to: Set<Clients.ID>)? {
+    /// no array of effects here, and mutating though it changes nothing, so that the hub calls
+    /// it in place rather than on a copy of everything the providers hold.
+    mutating func changed(_ path: [UInt8], _ what: Changed.What, from: [UInt8]? = nil, tree: inout StateTree) -> (line: WireLine, root: [UInt8], to: Set<Clients.ID>)? {
         guard !feed.isEmpty, let root = tree.root(containing: path)?.path, let subs = feed.subscribers[root],
               let node = tree.find(path) else { return nil }
         let rec = tree.record(node)
