@@ -255,25 +255,25 @@ import SyncBadgeWatchEvents
         let identity = FileIdentity(inode: 2, size: 3, mtimeNs: 4, ctimeNs: 5)
         _ = tree.set(a, SetRequest(state: .synced), identify: { _ in identity })
         var ingest = Ingest()
-        let sets = SetPipeline<SetGroup, CommitWaiter>()
+        var sets = SetPipeline<SetGroup, CommitWaiter>()
         ingest.queue.append([.changed(path: a, kind: .file, what: .modify)])
-        guard case .lookUp(let paths, let covering, _) = ingest.next(sets: sets, tree: &tree) else { Issue.record("no look-up"); return }
+        guard case .lookUp(let paths, let covering, _) = ingest.next(sets: &sets, tree: &tree) else { Issue.record("no look-up"); return }
         #expect(paths == [a] && covering == 1)
         // Nothing is applied while the read is out.
-        guard case .wait = ingest.next(sets: sets, tree: &tree) else { Issue.record("applied while reading"); return }
+        guard case .wait = ingest.next(sets: &sets, tree: &tree) else { Issue.record("applied while reading"); return }
         #expect(ingest.reading == .lookingUp)
         ingest.read([a: identity], covering: covering)
-        guard case .apply(let e) = ingest.next(sets: sets, tree: &tree) else { Issue.record("nothing to apply"); return }
+        guard case .apply(let e) = ingest.next(sets: &sets, tree: &tree) else { Issue.record("nothing to apply"); return }
         // The same identity: the provider's own write, no change.
-        let unchanged = ingest.applyFileEvent(e, sets: sets, tree: &tree)
+        let unchanged = ingest.applyFileEvent(e, sets: &sets, tree: &tree)
         #expect(unchanged == nil)
         ingest.queue.applied()
         #expect(tree.record(tree.find(a)!).state == .synced)
-        let deleted = ingest.applyFileEvent(.deleted(path: a, wasDirectory: false), sets: sets, tree: &tree)
+        let deleted = ingest.applyFileEvent(.deleted(path: a, wasDirectory: false), sets: &sets, tree: &tree)
         #expect(deleted?.path == a && deleted?.what == .delete)
-        let created = ingest.applyFileEvent(.changed(path: Array("/r/new".utf8), kind: .file, what: .create), sets: sets, tree: &tree)
+        let created = ingest.applyFileEvent(.changed(path: Array("/r/new".utf8), kind: .file, what: .create), sets: &sets, tree: &tree)
         #expect(created?.what == .create)
-        guard case .wait = ingest.next(sets: sets, tree: &tree) else { Issue.record("the queue is not empty"); return }
+        guard case .wait = ingest.next(sets: &sets, tree: &tree) else { Issue.record("the queue is not empty"); return }
     }
 
     // MARK: States with transitions

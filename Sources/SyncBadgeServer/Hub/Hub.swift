@@ -298,7 +298,7 @@ final class Hub {
 
     private func applyQueued() {
         while true {
-            switch ingest.next(sets: providers.sets, tree: &tree) {
+            switch ingest.next(sets: &providers.sets, tree: &tree) {
             case .apply(let e):
                 applyEvent(e)
                 ingest.queue.applied()
@@ -332,7 +332,7 @@ final class Hub {
     private func applyEvent(_ e: WatcherMessage) {
         switch e {
         case .changed, .directoryAppeared, .deleted, .moved:
-            if let change = ingest.applyFileEvent(e, sets: providers.sets, tree: &tree) { emitChanged(change) }
+            if let change = ingest.applyFileEvent(e, sets: &providers.sets, tree: &tree) { emitChanged(change) }
         case .ignoreFileChanged, .rootAdded, .rootRescanned, .rootRefreshed, .rootVanished: perform(roots.watcherReported(e, tree: &tree))
         case .barrier(let token):
             let identities = ingest.queue.identities

@@ -36,9 +36,11 @@ struct Ingest {
     /// How many queued events one look covers at most.
     static let lookAhead = 4096
 
-    mutating func next(sets: SetPipeline<SetGroup, CommitWaiter>, tree: inout StateTree) -> Step {
+    /// `sets` is only read, but taken `inout` as the tree is: passed by value from the hub it
+    /// would be copied (a retain and a release of each of its queues) for every event.
+    mutating func next(sets: inout SetPipeline<SetGroup, CommitWaiter>, tree: inout StateTree) -> Step {
         guard reading == .idle, let e = queue.first else { return .wait }
-        let (wanted, covering, compare) = identitiesWanted(before: e, sets: sets, tree: &tree)
+        let (wanted, covering, compare) = identitiesWanted(before: e, sets: &sets, tree: &tree)
         guard wanted.isEmpty else {
             reading = .lookingUp
             return .lookUp(wanted, covering: covering, compare: compare)
@@ -70,7 +72,7 @@ struct Ingest {
     /// file pool. A read serves only the events queued when it was asked for: a later change
     /// to the same file needs a fresh one. For a barrier's SETs, the roots of the files they
     /// make synced, compared from then on.
-    private func identitiesWanted(before e: WatcherMessage, sets: SetPipeline<SetGroup, CommitWaiter>, tree: inout StateTree)
+    private func identitiesWanted(before e: WatcherMessage, sets: inout SetPipeline<SetGroup, CommitWaiter>, tree: inout StateTree)
         -> (paths: [[UInt8]], covering: Int, compare: [[UInt8]]) {
         guard !queue.hasRead else { return ([], 0, []) }
         switch e {
@@ -87,7 +89,7 @@ struct Ingest {
             return (paths, 1, Array(roots))
         default:
             guard let path = Self.localChangePath(e), !queue.watcherHasRead(path),
-                  Self.needsIdentity(path, settlingCounts: true, sets: sets, tree: &tree) else { return ([], 0, []) }
+                  Self.needsIdentity(path, settlingCounts: true, sets: &sets, tree: &tree) else { return ([], 0, []) }
             var paths = [path]
             var covering = 1
             for later in queue.upcoming.dropFirst().prefix(Self.lookAhead) {
@@ -97,7 +99,7 @@ struct Ingest {
                 covering += 1
                 // Whether a file is still settling then is not known yet: any synced file.
                 if let p = Self.localChangePath(later), !queue.watcherHasRead(p),
-                   Self.needsIdentity(p, settlingCounts: false, sets: sets, tree: &tree) { paths.append(p) }
+                   Self.needsIdentity(p, settlingCounts: false, sets: &sets, tree: &tree) { paths.append(p) }
             }
             return (paths, covering, [])
         }
@@ -105,7 +107,7 @@ struct Ingest {
 
     /// Only a synced entry with a recorded identity needs the file's current one; one still
     /// settling changes whatever its identity says.
-    private static func needsIdentity(_ path: [UInt8], settlingCounts: Bool, sets: SetPipeline<SetGroup, CommitWaiter>, tree: inout StateTree) -> Bool {
+    private static func needsIdentity(_ path: [UInt8], settlingCounts: Bool, sets: inout SetPipeline<SetGroup, CommitWaiter>, tree: inout StateTree) -> Bool {
         guard let id = tree.find(path) else { return false }
         return comparesIdentity(tree.record(id)) && (!settlingCounts || !sets.isSettling(id))
     }
@@ -137,12 +139,12 @@ struct Ingest {
     /// the change for the feed, if the entry's gen moved. Nil for any other event. Mutating
     /// though it changes nothing here: the hub then reaches its `Ingest` in place, where a
     /// plain call would copy it (a retain and a release of each queue) for every event.
-    mutating func applyFileEvent(_ e: WatcherMessage, sets: SetPipeline<SetGroup, CommitWaiter>, tree: inout StateTree) -> FeedChange? {
+    mutating func applyFileEvent(_ e: WatcherMessage, sets: inout SetPipeline<SetGroup, CommitWaiter>, tree: inout StateTree) -> FeedChange? {
         switch e {
         case .changed(let path, let kind, let what):
-            return localChange(path, kind: kind, what: what == .create ? .create : .modify, sets: sets, tree: &tree)
+            return localChange(path, kind: kind, what: what == .create ? .create : .modify, sets: &sets, tree: &tree)
         case .directoryAppeared(let path, let subtree):
-            return localChange(path, kind: .dir, what: .create, subtree: subtree, sets: sets, tree: &tree)
+            return localChange(path, kind: .dir, what: .create, subtree: subtree, sets: &sets, tree: &tree)
         case .deleted(let path, _):
             let before = Self.gen(of: path, &tree)
             tree.deleted(path)
@@ -158,7 +160,7 @@ struct Ingest {
                 tree.deleted(from)
                 return FeedChange(path: from, what: .delete)
             } else if toInside {
-                return localChange(to, kind: kind, what: .create, sets: sets, tree: &tree)
+                return localChange(to, kind: kind, what: .create, sets: &sets, tree: &tree)
             }
             return nil
         default:
@@ -174,7 +176,7 @@ struct Ingest {
     /// compared, so that an unchanged one (the provider's own write, or metadata noise) changes
     /// nothing.
     private func localChange(_ path: [UInt8], kind: EntryKind, what: Changed.What, subtree: ScanTree? = nil,
-                             sets: SetPipeline<SetGroup, CommitWaiter>, tree: inout StateTree) -> FeedChange? {
+                             sets: inout SetPipeline<SetGroup, CommitWaiter>, tree: inout StateTree) -> FeedChange? {
         let found = tree.find(path).map { ($0, tree.record($0)) }
         let before = found?.1
         // Read for this change (none read: as for a file gone, the change counts).
