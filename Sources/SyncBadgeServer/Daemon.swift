@@ -111,8 +111,8 @@ public final class Daemon {
             if inbox.post(events) { hub.eventLoop.execute { Self.drain(inbox, into: hub) } }
         }
         let watcher = self.watcher
-        try loop.submit { hub.value.watcher = watcher }.wait()
-        try Hub.restoreStoredRoots(hub, store: store)
+        try loop.submit { hub.value.ports.watcher = watcher }.wait()
+        try Roots.restore(from: store, into: hub)
     }
 
     /// Applies a slice of the watcher's backlog, then yields to the sockets before the next:
@@ -185,12 +185,12 @@ public final class Daemon {
         let flushed = DispatchSemaphore(value: 0)
         let logger = self.logger
         hub.eventLoop.execute {
-            hub.value.scheduleCommit { result in
+            hub.value.scheduleCommit(.call { result in
                 if case .failure(let e) = result {
                     logger.error("stopping with changes not stored", metadata: ["error": "\(e)"])
                 }
                 flushed.signal()
-            }
+            })
         }
         if flushed.wait(timeout: .now() + Self.finalCommitTimeout) == .timedOut {
             logger.warning("stopping with changes not stored: the store did not take them in time")

@@ -15,18 +15,14 @@ extension Daemon {
         return { events in
             let applied = hub.eventLoop.makePromise(of: Void.self)
             // A watcher's batch opens with the identities it read; these events come with none.
-            hub.eventLoop.execute { hub.value.apply([.identities([:])] + events, then: applied) }
+            hub.eventLoop.execute {
+                // `applied` succeeds once these events (and all queued before) are applied: at
+                // once unless one waits for a file's identity (Ingest), so that the soak
+                // injects no faster than the hub applies.
+                hub.value.ingest.queue.wait(applied)
+                hub.value.apply([.identities([:])] + events)
+            }
             try applied.futureResult.wait()
         }
-    }
-}
-
-extension Hub {
-    /// `apply`, and `applied` succeeds once these events (and all queued before) are applied:
-    /// at once unless one waits for a file's identity (EventQueue). The injector waits on it,
-    /// so that it injects no faster than the hub applies.
-    func apply(_ events: [WatcherMessage], then applied: EventLoopPromise<Void>) {
-        ingest.wait(applied)
-        apply(events)
     }
 }

@@ -39,7 +39,7 @@ import Testing
         #expect(restored.children(restored.find(Self.root)!).count == tree.children(tree.find(Self.root)!).count)
     }
 
-    /// The daemon restores in chunks while the store reads the next (`Hub.restoreStoredRoots`):
+    /// The daemon restores in chunks while the store reads the next (`Roots.restore`):
     /// any split gives the tree that one chunk gives, the chain of directories crossing chunks.
     @Test func aRestoreInChunksBuildsTheSameTree() throws {
         var tree = StateTree()
@@ -88,7 +88,7 @@ import Testing
 }
 
 extension StateTree {
-    /// The daemon's chunked restore (`Hub.restoreStoredRoots`: begin, a chunk at a time, finish)
+    /// The daemon's chunked restore (`Roots.restore`: begin, a chunk at a time, finish)
     /// in one call. Here, not in Core: only these tests restore a root from one chunk.
     mutating func restoreRoot(path: [UInt8], entries: StoredEntries, rules: IgnoreRules) {
         var restore = beginRestore(path: path, rules: rules, entries: entries.count)

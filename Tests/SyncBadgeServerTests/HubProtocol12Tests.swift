@@ -142,7 +142,7 @@ import SyncBadgeCore
         let pushes = v.pushes()
         #expect(pushes.contains { $0.hasPrefix("ITEM /r/a pending badge=pending") && $0.contains("lease") && !$0.contains("progress=") })
         #expect(h.store.state.withLock { $0.leases.isEmpty })
-        #expect(!h.hub.held.timer.isArmed)
+        #expect(!h.hub.providers.held.timer.isArmed)
     }
 
     @Test func aLaterSetEndsTheLease() throws {
@@ -150,9 +150,9 @@ import SyncBadgeCore
         try h.addRoot(files: ["a"])
         let p = try h.connect(role: .provider)
         _ = set(h, p, "SET syncing /r/a lease=60")
-        #expect(h.hub.held.timer.isArmed)
+        #expect(h.hub.providers.held.timer.isArmed)
         _ = set(h, p, "SET synced /r/a")
-        #expect(!h.hub.held.timer.isArmed)
+        #expect(!h.hub.providers.held.timer.isArmed)
         #expect(h.store.state.withLock { $0.leases.isEmpty })
         h.loop.advanceTime(by: .seconds(61))
         #expect(try p.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a synced") == true)
@@ -167,7 +167,7 @@ import SyncBadgeCore
         }
         #expect(set(h, p, "SET syncing /r/a lease=86400").first?.hasPrefix("OK") == true)
         #expect(set(h, p, "SET synced /r/a lease=soon").first?.hasPrefix("OK") == true)
-        #expect(!h.hub.held.timer.isArmed)
+        #expect(!h.hub.providers.held.timer.isArmed)
     }
 
     @Test func aStoredSyncingIsHeldThirtySecondsAfterAStartThenReleased() throws {
@@ -177,7 +177,7 @@ import SyncBadgeCore
         _ = set(h, p, "SET syncing /r/a")
         _ = set(h, p, "SET syncing /r/b")
         // As at start, with both stored `syncing` and no lease.
-        h.hub.restoreReleases([])
+        h.restoreLeases([])
         let v = try h.connect()
         _ = try v.request("OBSERVE /r")
         h.loop.advanceTime(by: .seconds(10))
@@ -187,7 +187,7 @@ import SyncBadgeCore
         let pushes = v.pushes()
         #expect(pushes.contains { $0.hasPrefix("ITEM /r/a pending") && $0.contains("restarted") })
         #expect(try v.request("STATUS /r/b").first?.hasPrefix("ITEM /r/b syncing") == true)
-        #expect(!h.hub.held.timer.isArmed)
+        #expect(!h.hub.providers.held.timer.isArmed)
     }
 
     @Test func aLeaseThatRanOutWhileDownIsReleasedAtStart() throws {
@@ -199,7 +199,7 @@ import SyncBadgeCore
         #expect(stored.count == 1)
         h.loop.advanceTime(by: .seconds(3))
         // As at start: the stored lease, whose deadline has not come yet, is timed again.
-        h.hub.restoreReleases(stored)
+        h.restoreLeases(stored)
         h.loop.advanceTime(by: .seconds(1))
         #expect(try p.request("STATUS /r/a").first?.hasPrefix("ITEM /r/a syncing") == true)
         h.loop.advanceTime(by: .seconds(1))
@@ -216,7 +216,7 @@ import SyncBadgeCore
         _ = try v.request("OBSERVE /r")
         // As at start: a's stored lease ran out a second ago, b has none (held).
         let ranOut = LoopWallClock(loop: h.loop).nowMs() - 1_000
-        h.hub.restoreReleases([StoreChanges.Lease(root: Array("/r".utf8), relativePath: Array("a".utf8), untilMs: ranOut),
+        h.restoreLeases([StoreChanges.Lease(root: Array("/r".utf8), relativePath: Array("a".utf8), untilMs: ranOut),
                                   StoreChanges.Lease(root: Array("/r".utf8), relativePath: Array("gone".utf8), untilMs: ranOut + 60_000)])
         let pushes = v.pushes()
         #expect(pushes.contains { $0.hasPrefix("ITEM /r/a pending") && $0.contains("lease") }, "\(pushes)")
@@ -237,7 +237,7 @@ import SyncBadgeCore
         _ = set(h, p, "SET synced /r/a")
         #expect(try p.request("STATUS /r/a").first?.hasPrefix("ERR not-found") == true)
         #expect(h.store.state.withLock { $0.leases.isEmpty })
-        #expect(!h.hub.held.timer.isArmed)
+        #expect(!h.hub.providers.held.timer.isArmed)
     }
 
     @Test func unclaimGivesUpTheRootItsToolbarAndItsSyncing() throws {

@@ -159,7 +159,7 @@ extension StateTree {
     }
 
     /// A root being rebuilt from stored entries that come in chunks, so that the store can read
-    /// the next chunk while the tree takes this one (`Hub.restoreStoredRoots`).
+    /// the next chunk while the tree takes this one (`Roots.restore`).
     public struct Restore: Sendable {
         let root: NodeID
         /// The directories from the root down to the last one restored: each one's relative

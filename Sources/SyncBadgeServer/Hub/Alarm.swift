@@ -27,3 +27,14 @@ struct Alarm<Deadline: Equatable> {
         armed = nil
     }
 }
+
+extension Alarm {
+    /// Armed for `deadline`, or disarmed when it is nil: asking again for the deadline it is
+    /// armed for changes nothing; another re-arms it with the task `schedule` makes.
+    mutating func keep(_ deadline: Deadline?, _ schedule: (Deadline) -> Scheduled<Void>) {
+        if let deadline, isArmed(for: deadline) { return }
+        cancel()
+        guard let deadline else { return }
+        arm(schedule(deadline), at: deadline)
+    }
+}

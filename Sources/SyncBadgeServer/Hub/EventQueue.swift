@@ -3,14 +3,12 @@ import SyncBadgeCore
 import SyncBadgeWatchEvents
 
 /// Watcher events waiting to be applied, in order, and the file identities read for them
-/// (Hub.apply): the watcher's, read on its thread for each batch (`WatcherMessage.identities`),
+/// (Ingest): the watcher's, read on its thread for each batch (`WatcherMessage.identities`),
 /// or, for events that came without (the soak's injector, a batch read before the watcher was
 /// asked to compare their root) and for SETs, read off the event loop. No I/O.
 struct EventQueue {
     private var events: [WatcherMessage] = []
     private var head = 0
-    /// Identities are being read off the event loop: nothing is applied until they are back.
-    var lookingUp = false
     /// Path → the identity read for the events at the head of the queue (nil: no such file),
     /// and for how many of them.
     private(set) var identities: [[UInt8]: FileIdentity?] = [:]
@@ -71,7 +69,7 @@ struct EventQueue {
         }
     }
 
-    /// Whoever waits for everything queued so far to be applied (`Hub.apply(_:then:)`).
+    /// Whoever waits for everything queued so far to be applied (the soak's injector, `Daemon.injector`).
     private(set) var waiters: [EventLoopPromise<Void>] = []
 
     mutating func wait(_ promise: EventLoopPromise<Void>) {

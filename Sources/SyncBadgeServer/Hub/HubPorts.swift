@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 import NIOPosix
 import SyncBadgeCore
@@ -63,4 +66,25 @@ struct Ports {
     /// Wall-clock time, for leases.
     let clock: any WallClock
     var watcher: (any WatcherControl)?
+}
+
+/// The contract's times (PROTOCOL.md, 1.2), which tests may shorten.
+struct Timers {
+    /// How long a client waits for a provider's `ANSWER`.
+    var answer = ActionReplies.defaultTimeout
+    /// How long a `syncing` stored without a lease is held after a start.
+    var restartHoldMs = SyncingReleases.defaultHoldMs
+}
+
+/// Wall-clock time in milliseconds since the Unix epoch: leases run in it, across restarts.
+protocol WallClock: Sendable {
+    func nowMs() -> Int64
+}
+
+struct SystemWallClock: WallClock {
+    func nowMs() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
 }

@@ -31,7 +31,23 @@ struct SetPipeline<Group, Waiter> {
     /// Entries just set synced → the barrier that ends their settling window.
     private var settling: [StateTree.NodeID: UInt64] = [:]
 
-    private var inFlight = false
+    /// One transaction at a time: none, or one being written (`begin` to `finished`).
+    private enum Transaction: Equatable {
+        case idle
+        case inFlight
+
+        /// A second begin while one is written, or an end of none, is a bug in the caller.
+        mutating func begin() {
+            precondition(self == .idle, "a commit began while another was written")
+            self = .inFlight
+        }
+
+        mutating func end() {
+            precondition(self == .inFlight, "a commit ended that had not begun")
+            self = .idle
+        }
+    }
+    private var transaction = Transaction.idle
     /// New roots whose row is being stored: no group commit starts until it is (their `OK`
     /// goes first; the drain of 110,000 new entries alone takes 170 ms).
     private var rootRowsPending = 0
@@ -109,7 +125,7 @@ struct SetPipeline<Group, Waiter> {
     /// commit. True when the hub must start one now (`begin`).
     mutating func commitWanted(_ waiter: Waiter?, hasChanges: Bool) -> Bool {
         if let waiter { waiters.append(waiter) }
-        return !inFlight && rootRowsPending == 0 && (hasChanges || !waiters.isEmpty || !unstored.isEmpty)
+        return transaction == .idle && rootRowsPending == 0 && (hasChanges || !waiters.isEmpty || !unstored.isEmpty)
     }
 
     /// Starts a commit with the changes drained from the tree: the batches to write (the kept
@@ -118,7 +134,7 @@ struct SetPipeline<Group, Waiter> {
         let batches = unstored + (fresh.isEmpty ? [] : [fresh])
         let told = waiters
         waiters = []
-        inFlight = true
+        transaction.begin()
         if !batches.isEmpty { commits += 1 }
         return (batches, told)
     }
@@ -137,7 +153,7 @@ struct SetPipeline<Group, Waiter> {
 
     /// The commit of `batches` ended.
     mutating func finished(_ batches: [StoreChanges], succeeded: Bool) -> (next: AfterCommit, health: Health) {
-        inFlight = false
+        transaction.end()
         if !batches.isEmpty { commitsDone += 1 }
         var health = Health.unchanged
         if succeeded {

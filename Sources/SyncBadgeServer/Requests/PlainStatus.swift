@@ -51,10 +51,3 @@ struct PlainStatus {
         }
     }
 }
-
-extension Hub {
-    /// True when the line was answered here.
-    func fastStatus(_ buffer: ByteBuffer, _ c: Clients.ID) -> Bool {
-        outbox.answerPlainStatus(buffer, for: c, tree: &tree)
-    }
-}

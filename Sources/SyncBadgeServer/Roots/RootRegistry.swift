@@ -34,7 +34,7 @@ struct RootRegistry {
     }
 
     private(set) var roots: [Root] = []
-    /// The stored root being restored at start, between its chunks (`restoreStoredRoots`).
+    /// The stored root being restored at start, between its chunks (`Roots.restore`).
     var restoring: StateTree.Restore?
     private var scans: [UInt64: Scan] = [:]
     private var nextToken: UInt64 = 1

@@ -160,7 +160,7 @@ final class HubHarness {
         queued = storeThread as? QueuedWorkerThread
         hub = try Hub(loop: loop, store: store, storeThread: storeThread, fileThread: storeThread, files: files,
                             badges: [], privatePaths: [], clock: LoopWallClock(loop: loop), logger: Logger(label: "hub-tests"))
-        hub.watcher = watcher
+        hub.ports.watcher = watcher
     }
 
     /// A connection that has not said HELLO.
@@ -192,6 +192,11 @@ final class HubHarness {
     /// Answers every barrier the hub asks for, as the watcher does once the events queued
     /// before it are delivered, until it asks for none (SETs queued behind the first ask for
     /// their own).
+    /// The stored leases, as the start-up restore hands them over (Roots.restore).
+    func restoreLeases(_ stored: [StoreChanges.Lease]) {
+        hub.perform(hub.providers.restore(stored, nowMs: hub.ports.clock.nowMs(), tree: &hub.tree))
+    }
+
     func passBarriers() {
         var tokens = watcher.takeBarriers()
         while !tokens.isEmpty {
