@@ -94,4 +94,22 @@ private func text(_ l: WireLine) -> String { String(decoding: l.terminated(), as
         }
         #expect(text(ProviderToolbar(provider: "st", item: nil).wireLine(head: "*")) == "* TOOLBAR provider=st removed\n")
     }
+
+    /// `PathBytes.same` against the standard library's byte-by-byte comparison: every length
+    /// around the eight-byte steps, a difference at every position, slices that do not start
+    /// at their array's start, and different lengths.
+    @Test func sameBytesAgreesWithElementsEqual() {
+        for n in 0...27 {
+            let base = (0..<n + 5).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            let a = base[3..<(3 + n)]
+            let copy = Array(a)[...]
+            #expect(PathBytes.same(a, copy), "length \(n)")
+            for k in 0..<n {
+                var other = Array(a)
+                other[k] ^= 0x40
+                #expect(!PathBytes.same(a, other[...]), "length \(n), differs at \(k)")
+            }
+            #expect(!PathBytes.same(a, base[3..<(3 + n + 1)]), "length \(n) against \(n + 1)")
+        }
+    }
 }

@@ -9,13 +9,13 @@ extension StateTree {
             let base = root.path
             var i: Int
             if path.count == base.count {
-                if path.elementsEqual(base) { return root.node }
+                if PathBytes.same(path, base[...]) { return root.node }
                 continue
             } else if base.count == 1 {
                 i = path.startIndex + 1  // the root is `/`
             } else {
                 guard path.count > base.count, path[path.startIndex + base.count] == PathBytes.slash,
-                      path[path.startIndex..<(path.startIndex + base.count)].elementsEqual(base) else { continue }
+                      PathBytes.same(path[path.startIndex..<(path.startIndex + base.count)], base[...]) else { continue }
                 i = path.startIndex + base.count + 1
             }
             var id = root.node

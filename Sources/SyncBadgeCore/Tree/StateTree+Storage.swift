@@ -33,7 +33,7 @@ extension StateTree {
     func nameEquals(_ id: NodeID, _ other: ArraySlice<UInt8>) -> Bool {
         let r = nameRange(id)
         guard r.count == other.count else { return false }
-        return names[r].elementsEqual(other)
+        return PathBytes.same(names[r], other)
     }
 
     func nameLess(_ a: NodeID, _ b: NodeID) -> Bool {
