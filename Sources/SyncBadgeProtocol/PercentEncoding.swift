@@ -8,28 +8,32 @@ public enum PercentEncoding {
 
     /// Appends the encoded form of `bytes` to `out`.
     public static func encode<Bytes: Collection>(_ bytes: Bytes, into out: inout [UInt8]) where Bytes.Element == UInt8, Bytes.Index == Int {
+        // Bytes that stand for themselves are appended a run at a time, not one by one: each
+        // `append` of a byte checks the array's uniqueness and capacity, and a badge's id and
+        // a path are usually one run (PERFORMANCE.md, "Session 17").
         var i = bytes.startIndex
+        var run = i
         let end = bytes.endIndex
         while i < end {
             let b = bytes[i]
             if b < 0x80 {
-                if b <= 0x20 || b == 0x25 || b == 0x7F {
-                    escape(b, into: &out)
-                } else {
-                    out.append(b)
+                guard b <= 0x20 || b == 0x25 || b == 0x7F else {
+                    i += 1
+                    continue
                 }
-                i += 1
-                continue
-            }
-            let n = validSequenceLength(bytes, at: i)
-            if n == 0 {
-                escape(b, into: &out)
-                i += 1
             } else {
-                out.append(contentsOf: bytes[i..<(i + n)])
-                i += n
+                let n = validSequenceLength(bytes, at: i)
+                if n > 0 {
+                    i += n
+                    continue
+                }
             }
+            if run < i { out.append(contentsOf: bytes[run..<i]) }
+            escape(b, into: &out)
+            i += 1
+            run = i
         }
+        if run < end { out.append(contentsOf: bytes[run..<end]) }
     }
 
     public static func encode<Bytes: Collection>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8, Bytes.Index == Int {
