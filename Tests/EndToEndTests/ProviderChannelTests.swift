@@ -67,4 +67,31 @@ final class LogRecorder: Sendable {
             _ = try viewer.nextPush(timeout: min(0.1, max(0, deadline.timeIntervalSinceNow)))
         }
     }
+
+    /// A daemon that refuses the adapter's toolbar (`ERR bad-path`: an image path that is not
+    /// absolute) is asked again with the backoff, 50 ms doubling, and the warning says it
+    /// refused. Each try is a connection; the backoff allows at most 6 in 2 s (50 + 100 + ...
+    /// + 1,600 ms), where a reset on every connection made one every 50 ms, about 40.
+    @Test func aRefusedDefinitionBacksOff() throws {
+        let daemon = try DaemonHarness()
+        let root = try daemon.addRoot("r", files: ["a.txt"])
+        let log = LogRecorder()
+        let toolbar = ToolbarItem(name: "Pause", tooltip: "Pause it", image: Array("relative.svg".utf8))
+        let channel = ProviderChannel(socketPath: daemon.socket, name: "probe", menus: [], toolbar: toolbar, logger: log.logger) { _ in }
+        channel.follow(roots: [root])
+        channel.start()
+        defer { channel.stop() }
+        #expect(log.wait(for: "refused the adapter's menus or toolbar: bad-path"), "\(log.lines.withLock { $0 })")
+        let start = log.lines.withLock { $0.filter { $0.contains("provider connection to syncbadged open") }.count }
+        // Waits out the span on the log's own signal: returns at the deadline, or early if the
+        // count already shows the loop.
+        let deadline = DispatchTime.now() + 2
+        var opened = start
+        while log.changed.wait(timeout: deadline) == .success {
+            opened = log.lines.withLock { $0.filter { $0.contains("provider connection to syncbadged open") }.count }
+            if opened - start > 6 { break }
+        }
+        opened = log.lines.withLock { $0.filter { $0.contains("provider connection to syncbadged open") }.count }
+        #expect(opened - start <= 6, "\(opened - start) connections in 2 s")
+    }
 }

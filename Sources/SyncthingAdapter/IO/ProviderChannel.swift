@@ -128,7 +128,11 @@ public final class ProviderChannel: Sendable {
                 reconnect.dropped()
             } catch {
                 if reconnect.lost(now: .now) {
-                    logger.warning("syncbadged is not answering on \(socketPath): \(error); retrying")
+                    if case ClientError.server(let code, let message) = error {
+                        logger.warning("syncbadged on \(socketPath) refused the adapter's menus or toolbar: \(code) \(message ?? ""); retrying")
+                    } else {
+                        logger.warning("syncbadged is not answering on \(socketPath): \(error); retrying")
+                    }
                     onPush(.lost)
                 }
             }
@@ -147,7 +151,10 @@ public final class ProviderChannel: Sendable {
         let s = try ProviderConnection(socketPath: socketPath, name: name, rootPushes: true)
         let c = s.connection
         logger.info("provider connection to syncbadged open", metadata: ["epoch": "\(c.epoch)"])
-        connected()
+        // Said connected (the backoff back to its shortest) only once the menus, the toolbar
+        // and the first claims went through: a daemon that refuses one of them would otherwise
+        // be asked again every 50 ms for as long as it refuses.
+        var saidConnected = false
         var definedMenus: [MenuDefinition] = []
         var definedToolbar: ToolbarItem?
         // Answers queued for an earlier connection cannot be given on this one.
@@ -186,6 +193,10 @@ public final class ProviderChannel: Sendable {
                 asked = nowAsked
             }
             try carryOut(actions, &book, s)
+            if !saidConnected {
+                saidConnected = true
+                connected()
+            }
             while let m = try c.nextPush(timeout: 0) { dispatch(m, &book) }
             // A push that freed a refused root: claimed before waiting.
             if !book.claims.isEmpty { continue }
