@@ -70,4 +70,22 @@ import Testing
         let again = b.refused("/c", code: "busy")
         #expect(again)
     }
+
+    /// REMOVE-ROOT ends a claim: the book holds the root no more, does not claim it while it is
+    /// gone (a claim would add it back), and claims it once a push says it is a root again.
+    @Test func aHeldRootThatIsRemovedIsClaimedAgainWhenItIsBack() {
+        var b = ClaimBook()
+        _ = b.follow(["/a", "/b"])
+        b.claimed("/a")
+        b.claimed("/b")
+        let gone = b.root("/b", removed: true, free: false)
+        #expect(gone.isEmpty)
+        #expect(b.held == ["/a"])
+        #expect(b.claims.isEmpty)
+        let back = b.root("/b", removed: false, free: true)
+        #expect(back == [.claim("/b")])
+        // Not said as a refusal when the claim then goes through.
+        b.claimed("/b")
+        #expect(b.held == ["/a", "/b"] && b.refused.isEmpty)
+    }
 }

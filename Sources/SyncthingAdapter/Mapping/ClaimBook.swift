@@ -58,8 +58,14 @@ public struct ClaimBook: Sendable, Equatable {
     /// A `* ROOT` push: `removed`, or whether the root is free (no provider holds it and its
     /// first scan is over). A refused root named free is tried again, and so is one that a
     /// removed root overlapped (roots do not nest). One removed itself is not: the claim would
-    /// add it back. Returns the claims to make now.
+    /// add it back. A held root that is removed is held no more (REMOVE-ROOT ends its claim):
+    /// it waits as refused, unsaid, and is claimed again once a push says it is a root again.
+    /// Returns the claims to make now.
     public mutating func root(_ path: String, removed: Bool, free: Bool) -> [Action] {
+        if removed, held.remove(path) != nil {
+            refused[path] = "removed"
+            said[path] = "removed"
+        }
         for r in refused.keys where r == path ? free && !removed : removed && Self.overlaps(r, path) {
             refused[r] = nil
         }
