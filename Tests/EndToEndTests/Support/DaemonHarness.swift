@@ -129,7 +129,7 @@ final class DaemonHarness {
         for f in files {
             let path = root + "/" + f
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            FileManager.default.createFile(atPath: path, contents: Data("x".utf8))
+            _ = FileManager.default.createFile(atPath: path, contents: Data("x".utf8))
         }
         let admin = try connect(role: .admin)
         _ = try admin.request(.addRoot(Array(root.utf8)), timeout: 60)
