@@ -189,7 +189,12 @@ struct Menus {
                 let nodes = sel.nodes.isEmpty ? sel.target.flatMap { tree.find($0) }.map { [$0] } ?? [] : sel.nodes
                 fx.ok(c, req.tag, Ok(message: Array(BuiltinActions.details(nodes, tree: &tree).utf8)))
             case BuiltinMenu.ignore, BuiltinMenu.unignore:
-                guard let root = roots[sel.root] else { return fx }
+                // The selection's root was found in the tree, so the registry has it; a
+                // request is answered whatever happens.
+                guard let root = roots[sel.root] else {
+                    fx.error(c, req.tag, "not-found", message: sel.root)
+                    return fx
+                }
                 let updated = try BuiltinActions.editedIgnoreFile(sel.nodes, root: root, ignore: a.id == BuiltinMenu.ignore, tree: &tree).get()
                 fx.append(.writeIgnoreFile(root: sel.root, contents: updated, client: c, tag: req.tag))
                 fx.waits = true

@@ -189,14 +189,14 @@ final class HubHarness {
         guard answer == ["OK"] else { throw HarnessError("ADD-ROOT: \(answer)") }
     }
 
-    /// Answers every barrier the hub asks for, as the watcher does once the events queued
-    /// before it are delivered, until it asks for none (SETs queued behind the first ask for
-    /// their own).
     /// The stored leases, as the start-up restore hands them over (Roots.restore).
     func restoreLeases(_ stored: [StoreChanges.Lease]) {
         hub.perform(hub.providers.restore(stored, nowMs: hub.ports.clock.nowMs(), tree: &hub.tree))
     }
 
+    /// Answers every barrier the hub asks for, as the watcher does once the events queued
+    /// before it are delivered, until it asks for none (SETs queued behind the first ask for
+    /// their own).
     func passBarriers() {
         var tokens = watcher.takeBarriers()
         while !tokens.isEmpty {
