@@ -176,7 +176,7 @@ struct RcloneEndToEndTests {
         let local = m.mountPoint + "/local.txt"
         try Data("written here".utf8).write(to: URL(fileURLWithPath: local))
         let here = try c.states(of: local, diagnostics: m.diagnostics) { $0.state == .synced }
-        #expect(here.last?.badge == "rclone-local")
+        #expect(here.last?.badge == "rclone-local", "saw \(here.map { "\($0.state.map { "\($0)" } ?? "-") \($0.badge) \($0.message ?? "")" })\n\(m.diagnostics())")
         // Free up space: rclone 1.60's vfs/forget keeps the cached data, and the answer says so.
         try expectFailedAnswer(c, "rclone.free-space", local, saying: "keeps the cached copy until --vfs-cache-max-age")
         #expect(FileManager.default.fileExists(atPath: m.cacheDir + "/vfs") && m.adapter?.log.contains("rclone has no vfs/queue") == true)

@@ -18,6 +18,26 @@ func bigBin(_ meta: CacheMeta?, size: Int64 = 600_000, dataCached: Bool = true) 
 }
 
 @Suite struct DecodingTests {
+    /// A path the daemon has not reported (found by the walk) counts as just changed while its
+    /// own mtime is recent, so that a file written a moment ago, before rclone wrote its cache
+    /// metadata, waits instead of being judged in the cloud only; an old one does not.
+    @Test func aRecentlyWrittenFileTheDaemonDidNotReportWaitsForRclone() throws {
+        let now: Int64 = 1_800_000_000_000_000_000
+        #expect(RcloneMapper.sinceChange(reported: nil, mtime: now - 500_000_000, wallNowNs: now) == .milliseconds(500))
+        #expect(RcloneMapper.sinceChange(reported: nil, mtime: now - 5_000_000_000, wallNowNs: now) == nil)
+        #expect(RcloneMapper.sinceChange(reported: .seconds(7), mtime: now, wallNowNs: now) == .seconds(7))
+        #expect(RcloneMapper.sinceChange(reported: nil, mtime: 0, wallNowNs: now) == nil)
+        // A clock step back puts the mtime in the future: just written.
+        #expect(RcloneMapper.sinceChange(reported: nil, mtime: now + 1_000_000, wallNowNs: now) == .zero)
+        let idle = try snapshot(stats: "vfs-stats-idle", core: "core-stats-idle", transferred: "core-transferred-after-edit")
+        let fresh = FileFacts(name: "local.txt", kind: .file, size: 12, mtime: now - 300_000_000,
+                              sinceChange: RcloneMapper.sinceChange(reported: nil, mtime: now - 300_000_000, wallNowNs: now))
+        #expect(RcloneMapper.verdict(fresh, idle) == .pending("waiting for rclone"))
+        let old = FileFacts(name: "remote.txt", kind: .file, size: 12, mtime: now - 60_000_000_000,
+                            sinceChange: RcloneMapper.sinceChange(reported: nil, mtime: now - 60_000_000_000, wallNowNs: now))
+        #expect(RcloneMapper.verdict(old, idle) == .synced(.cloud))
+    }
+
     @Test func vfsStatsOf160() throws {
         let s = try Fixture.decode(VFSStats.self, "1.60.1/vfs-stats-queued.json")
         #expect(s.fs == "/tmp/rc1/remote")

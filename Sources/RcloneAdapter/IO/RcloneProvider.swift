@@ -206,9 +206,13 @@ public final class RcloneProvider {
             if needsRebuild { try await rebuild(local) }
             var verdicts: [String: Verdict] = [:]
             let now = ContinuousClock.now
+            var wall = timespec()
+            clock_gettime(CLOCK_REALTIME, &wall)
+            let wallNowNs = Int64(wall.tv_sec) * 1_000_000_000 + Int64(wall.tv_nsec)
             for name in tracker.names {
                 var f = local.facts(name)
-                f.sinceChange = tracker.entries[name]?.changedAt.map { now - $0 }
+                f.sinceChange = RcloneMapper.sinceChange(reported: tracker.entries[name]?.changedAt.map { now - $0 },
+                                                         mtime: f.mtime, wallNowNs: wallNowNs)
                 verdicts[name] = RcloneMapper.verdict(f, s)
             }
             let sets = tracker.apply(verdicts)

@@ -5,6 +5,19 @@ public enum RcloneMapper {
     /// the mount may still be without it for a moment (the daemon reports the creation first).
     public static let metadataSettle = Duration.seconds(2)
 
+    /// How long ago the path changed: as the daemon reported it, or, for a path it has not
+    /// reported (found by the walk after a restart or a lost connection, which can come before
+    /// the daemon's report of a write made a moment ago), from the file's own modification time
+    /// when that is within `metadataSettle` of `wallNowNs`. Without the second, a file written a
+    /// moment ago, whose cache metadata rclone had not written yet, was judged in the cloud
+    /// only, and said so until it next changed.
+    public static func sinceChange(reported: Duration?, mtime: Int64, wallNowNs: Int64) -> Duration? {
+        if let reported { return reported }
+        guard mtime > 0 else { return nil }
+        let age = Duration.nanoseconds(max(0, wallNowNs - mtime))
+        return age < metadataSettle ? age : nil
+    }
+
     public static func verdict(_ f: FileFacts, _ s: RcloneSnapshot) -> Verdict {
         switch f.kind {
         // rclone makes directories and removes files on the remote before the call through the
