@@ -218,7 +218,7 @@ struct SyncthingEndToEndTests {
         try c.waitForState(onA, "A's edit indexed", diagnostics: pair.diagnostics) { ($0.message ?? "").hasPrefix("waiting for") }
         try pair.b.rest("PATCH", "/rest/config/folders/\(pair.folderID)", json: ["paused": false])
         let original = try c.waitForState(onA, "conflict on A's original", diagnostics: pair.diagnostics) { $0.state == .conflict }
-        let copies = try FileManager.default.contentsOfDirectory(atPath: pair.a.folder).filter { $0.contains(".sync-conflict-") }
+        let copies = try FileManager.default.contentsOfDirectory(atPath: pair.a.folder).filter { $0.contains(".sync-conflict-") && !$0.hasPrefix(".syncthing.") }
         #expect(copies.count == 1)
         let copy = pair.a.folder + "/" + copies[0]
         try c.waitForState(copy, "conflict on the copy", diagnostics: pair.diagnostics) { $0.state == .conflict }
@@ -227,11 +227,15 @@ struct SyncthingEndToEndTests {
         // until the adapter answers the change with `conflict` again.
         try c.waitForMenuItems(copy, ["syncthing.keep-this", "syncthing.keep-other"], diagnostics: pair.diagnostics)
         let kept = try String(contentsOfFile: copy, encoding: .utf8)
-        _ = try c.request("ACTION", [.word("syncthing.keep-this"), .path(Array(copy.utf8))], timeout: 15)
+        let beforeAction = try c.status(onA)
+        // `reply=1`: answered once the adapter renamed the copy over the original.
+        let answer = try c.request("ACTION", [.word("syncthing.keep-this"), .path(Array(copy.utf8)), .option("reply", "1")], timeout: 15)
         try c.waitForState(onA, "the resolved original synced", timeout: 20, diagnostics: pair.diagnostics) { $0.state == .synced }
-        #expect(try String(contentsOfFile: onA, encoding: .utf8) == kept)
+        let seen = "kept \(kept.debugDescription), original before the action: \(beforeAction.state.map { "\($0)" } ?? "-") "
+            + "\(beforeAction.message ?? ""), answer: \(answer.ok.option("message") ?? "-"), A's folder: \((try? FileManager.default.contentsOfDirectory(atPath: pair.a.folder)) ?? [])"
+        #expect(try String(contentsOfFile: onA, encoding: .utf8) == kept, "\(seen)\n\(pair.diagnostics())")
         #expect(!FileManager.default.fileExists(atPath: copy))
-        #expect(try String(contentsOfFile: onB, encoding: .utf8) == kept)
+        #expect(try String(contentsOfFile: onB, encoding: .utf8) == kept, "\(seen)")
     }
 
     /// B cannot write into an immutable directory: Syncthing's message shows on the directory

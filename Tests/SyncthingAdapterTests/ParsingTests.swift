@@ -87,5 +87,7 @@ import Testing
         #expect(ConflictName.original(of: "a.tar.sync-conflict-20261123-190618-ABCDEFG.gz") == "a.tar.gz")
         #expect(ConflictName.original(of: "f.sync-conflict-2026-190618-6P4VZKN.txt") == nil)
         #expect(ConflictName.original(of: "plain.txt") == nil)
+        #expect(ConflictName.original(of: "a/.syncthing.f.sync-conflict-20261123-190618-6P4VZKN.txt.tmp") == nil)
+        #expect(ConflictName.original(of: "~syncthing~f.sync-conflict-20261123-190618-6P4VZKN.txt.tmp") == nil)
     }
 }

@@ -6,6 +6,10 @@ public enum ConflictName {
     /// The folder-relative original of a conflict copy, or nil when the path is no copy.
     public static func original(of relative: String) -> String? {
         let marker = ".sync-conflict-"
+        // A copy Syncthing is still downloading is its temporary file, not a copy yet (and
+        // one under .stversions is an old version): an action on either would rename
+        // Syncthing's own file away.
+        if IgnorePatterns.isSyncthingInternal(relative) { return nil }
         guard let r = relative.range(of: marker, options: .backwards) else { return nil }
         let tail = relative[r.upperBound...]
         // YYYYMMDD-HHMMSS-DEVICE, DEVICE being the short device id (7 characters)
