@@ -371,11 +371,16 @@ public final class SyncthingProvider {
                 return ("Syncthing rescans \(located.count == 1 ? "it" : "\(located.count) paths") now", false)
             case "syncthing.keep-this", "syncthing.keep-other":
                 for (f, name) in located {
+                    let dir = (name as NSString).deletingLastPathComponent
+                    // Syncthing pulls and scans in turn in one loop per folder, so this scan
+                    // returns only after a pull still finishing there: one that has moved the
+                    // losing version to its copy but not yet put the winner in place would
+                    // otherwise rename the winner over the copy the user just kept.
+                    try await api.scan(folder: f.id, sub: dir.isEmpty ? nil : dir)
                     try resolve(f, name, keepSelected: id == "syncthing.keep-this")
                     // Syncthing would see the rename or removal only when its watcher's delay
                     // runs out: a scan of the directory now lets the badges settle while the
                     // user who chose is still looking.
-                    let dir = (name as NSString).deletingLastPathComponent
                     try await api.scan(folder: f.id, sub: dir.isEmpty ? nil : dir)
                 }
                 return (id == "syncthing.keep-this" ? "Kept this copy" : "Kept the other copy", false)
