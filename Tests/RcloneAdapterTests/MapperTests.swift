@@ -29,6 +29,9 @@ func bigBin(_ meta: CacheMeta?, size: Int64 = 600_000, dataCached: Bool = true) 
         #expect(RcloneMapper.sinceChange(reported: nil, mtime: 0, wallNowNs: now) == nil)
         // A clock step back puts the mtime in the future: just written.
         #expect(RcloneMapper.sinceChange(reported: nil, mtime: now + 1_000_000, wallNowNs: now) == .zero)
+        // Dated further ahead (a wrong clock elsewhere, `touch -d`): not a recent write.
+        #expect(RcloneMapper.sinceChange(reported: nil, mtime: now + 5_000_000_000, wallNowNs: now) == nil)
+        #expect(RcloneMapper.sinceChange(reported: nil, mtime: now + 3_600_000_000_000, wallNowNs: now) == nil)
         let idle = try snapshot(stats: "vfs-stats-idle", core: "core-stats-idle", transferred: "core-transferred-after-edit")
         let fresh = FileFacts(name: "local.txt", kind: .file, size: 12, mtime: now - 300_000_000,
                               sinceChange: RcloneMapper.sinceChange(reported: nil, mtime: now - 300_000_000, wallNowNs: now))

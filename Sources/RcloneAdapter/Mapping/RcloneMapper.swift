@@ -10,12 +10,16 @@ public enum RcloneMapper {
     /// the daemon's report of a write made a moment ago), from the file's own modification time
     /// when that is within `metadataSettle` of `wallNowNs`. Without the second, a file written a
     /// moment ago, whose cache metadata rclone had not written yet, was judged in the cloud
-    /// only, and said so until it next changed.
+    /// only, and said so until it next changed. An mtime ahead of the clock by less than
+    /// `metadataSettle` (a clock stepped back) is just written; one further ahead (a file dated
+    /// by a device with a wrong clock, or `touch -d`) says nothing of when it was written, and
+    /// taken as recent it would wait for rclone, and be polled for, until that date.
     public static func sinceChange(reported: Duration?, mtime: Int64, wallNowNs: Int64) -> Duration? {
         if let reported { return reported }
         guard mtime > 0 else { return nil }
-        let age = Duration.nanoseconds(max(0, wallNowNs - mtime))
-        return age < metadataSettle ? age : nil
+        let age = Duration.nanoseconds(wallNowNs - mtime)
+        guard age > .zero - metadataSettle, age < metadataSettle else { return nil }
+        return max(.zero, age)
     }
 
     public static func verdict(_ f: FileFacts, _ s: RcloneSnapshot) -> Verdict {
