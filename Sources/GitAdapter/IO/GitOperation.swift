@@ -19,8 +19,13 @@ final class GitOperation {
 
     enum Output { case more, ended }
 
+    /// The exit status, once reaped: its descriptor is closed then.
+    private(set) var status: Int32?
+
     /// Reads what git wrote so far (the descriptor is non-blocking).
     func read() -> Output {
+        // Reaped: its descriptor is closed, and its number may be another file's by now.
+        guard status == nil else { return .ended }
         var buf = [UInt8](repeating: 0, count: 65536)
         while true {
             let n = buf.withUnsafeMutableBytes { Glibc.read(stderr, $0.baseAddress, $0.count) }
@@ -33,8 +38,11 @@ final class GitOperation {
 
     /// After `.ended`: its exit status, waited for.
     func reap() -> Int32 {
+        if let status { return status }
         close(stderr)
         progress.reader.finish()
-        return ProcessGitRunner.wait(pid)
+        let s = ProcessGitRunner.wait(pid)
+        status = s
+        return s
     }
 }

@@ -110,7 +110,12 @@ final class Operations {
 
     var deadlines: [ContinuousClock.Instant] { repos.byTop.values.compactMap { $0.operation?.progress.nextDeadline } }
 
-    func orphan(_ op: GitOperation) { orphans.append(op) }
+    /// An operation of a tree no longer listed, left to finish. One already reaped (it ended
+    /// in the same wake-up as the list's change) is done: polled, its closed descriptor would
+    /// wake the loop at once, for ever.
+    func orphan(_ op: GitOperation) {
+        if op.status == nil { orphans.append(op) }
+    }
 
     func reapIfDone(_ op: GitOperation) {
         guard op.read() == .ended else { return }
