@@ -42,6 +42,13 @@ VIEW_MODES = {"icon": 0, "list": 1}     # DolphinView::Mode: IconsView, DetailsV
 NEXTCLOUD_EMBLEMS = {"vcs-normal": "synced", "vcs-update-required": "syncing",
                      "vcs-locally-modified-unstaged": "ignored", "vcs-conflicting": "error"}
 THEME = "sbbench"
+# From the top pixel of a folder's emblem (drawn over the icon's bottom right corner) to the
+# icon, in icon view at Dolphin's default size (read off open.png).
+FOLDER_ICON = (-10, -5)
+# The `pending` emblem as Dolphin draws it on a selected item (Breeze's selection tint, read off a
+# screenshot): Dolphin selects the folder it came up from once that folder is back, and in the
+# bench neither Escape nor a click on the view kept that selection cleared until the next grab.
+SELECTED_PENDING = bytes((115, 159, 165))
 OWN_PLUGINS = ("syncbadge_overlay.so", "nextclouddolphinoverlayplugin.so")
 
 
@@ -193,3 +200,22 @@ class Session(gtkfm.Session):
                                      stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                                      cwd=self.dir)
         log.close()
+
+    def folder_icon(self):
+        return FOLDER_ICON
+
+    def pending_tints(self):
+        return (SELECTED_PENDING,)
+
+    def open_folder(self, name, at):
+        """A click on its icon (Dolphin's double-click mode: it selects) and Return: xdotool's
+        double-click only selects in the bench's Dolphin under Xvfb."""
+        dx, dy = self.folder_icon()
+        subprocess.run(["xdotool", "mousemove", str(at[0] + dx), str(at[1] + dy), "click", "1", "key", "Return"],
+                       check=True)
+
+    def leave_folder(self):
+        """Dolphin stays on the path of a folder gone from under it, empty, and does not list it
+        again once it is back: a user goes up (Alt+Up). The click gives the view the keyboard."""
+        subprocess.run(["xdotool", "mousemove", "500", "300", "click", "1"], check=True)
+        subprocess.run(["xdotool", "key", "--clearmodifiers", "alt+Up"], check=True)

@@ -500,11 +500,12 @@ class Bench(object):
         """After the recovery, every file synced. (1) f00000.txt saved as editors save (a hidden
         new file renamed over it): from the rename until its emblem is the daemon's `pending`
         alone. (2) The folder renamed and back, (3) moved out of the root and back: the file
-        manager leaves a folder that goes from under it (Nautilus for its parent; Dolphin is
-        told to go up), the bench opens it again once it is back (Session.open_folder: a
-        double-click on its icon, or its name typed), and times from then until the screen is
-        still with every emblem the daemon's `pending` (settle(), as the flips). Where the folder never shows again in
-        its parent, or the emblems stay wrong, the figure is `failed` and a screenshot is kept."""
+        manager leaves a folder that goes from under it (Nautilus, Nemo and Caja for its parent;
+        Dolphin is told to go up), the bench opens it again once it is back and shown there with
+        its `pending` emblem (Session.open_folder: a double-click on its icon), and times from
+        then until the screen is still with every emblem the daemon's `pending` (settle(), as the
+        flips). Where the folder never shows again in its parent, or the emblems stay wrong, the
+        figure is `failed` and a screenshot is kept."""
         if not s.can_open_folder():
             log("%s: no folder-opening for %s: the rename figures are not measured" % (s.dir, s.fm))
             return
@@ -546,11 +547,12 @@ class Bench(object):
             os.rename(elsewhere, folder)
             t_back = time.monotonic()
             at = None
+            colours = (PENDING,) + s.pending_tints()
             while time.monotonic() < t_back + 15:
-                s.deselect()
                 # Still, so that the click does not land while the folder's name is redrawn.
-                _, frame, seen = self.settle(pid, want=lambda f: PENDING in f)
-                at = first_pixel(frame, PENDING, self.screen.width) if seen else None
+                _, frame, seen = self.settle(pid, want=lambda f: any(c in f for c in colours))
+                found = [p for p in (first_pixel(frame, c, self.screen.width) for c in colours) if p] if seen else []
+                at = min(found, key=lambda p: (p[1], p[0])) if found else None
                 if at is not None:
                     break
             if at is None:

@@ -38,9 +38,10 @@ NEXTCLOUD_EMBLEMS = {"ok": "synced", "sync": "syncing", "error": "error", "warn"
                      "warn_shared": "ignored"}
 
 
-# From the first pixel of a folder's emblem (its top) to a point of its icon, where a
-# double-click opens it (make bench-fm's renames); the others were never measured.
-FOLDER_ICON = {"nautilus": (-58, 48)}
+# From the first pixel of a folder's emblem (its top) to a point of its icon in icon view, where a
+# double-click opens it (make bench-fm's renames), read off open.png: Nautilus 43 draws the emblem
+# right of the icon's top, Nemo over its bottom right corner, Caja above its top right corner.
+FOLDER_ICON = {"nautilus": (-58, 48), "nemo": (-16, -12), "caja": (-22, 36)}
 
 
 def check_clean(names):
@@ -152,17 +153,23 @@ class Session(object):
         raise RuntimeError("%s: no probe within %gs: %s" % (self.fm, timeout, self.log()[-2000:]))
 
     def leave_folder(self):
-        """The folder shown has gone: Nautilus goes to its parent by itself."""
+        """The folder shown has gone: Nautilus, Nemo and Caja go to its parent by themselves."""
 
-    def deselect(self):
-        """Nothing: Nautilus selects nothing when it goes to a folder's parent."""
+    def pending_tints(self):
+        """Colours other than its own that a folder's `pending` emblem may be drawn in in its
+        parent: none (Nautilus, Nemo and Caja select nothing when they go to a folder's parent)."""
+        return ()
+
+    def folder_icon(self):
+        """From the top pixel of a folder's emblem to its icon (x, y), or None: not measured."""
+        return FOLDER_ICON.get(self.fm)
 
     def can_open_folder(self):
-        return self.fm in FOLDER_ICON
+        return self.folder_icon() is not None
 
     def open_folder(self, name, at):
         """Opens the folder `name`, shown with the first pixel of its emblem at `at` (x, y)."""
-        dx, dy = FOLDER_ICON[self.fm]
+        dx, dy = self.folder_icon()
         subprocess.run(["xdotool", "mousemove", str(at[0] + dx), str(at[1] + dy), "click", "--repeat", "2",
                         "--delay", "80", "1"], check=True)
 
