@@ -561,10 +561,13 @@ class Bench(object):
                 log("%s: %s: the folder never showed pending in its parent" % (s.dir, figure))
                 continue
             t_open = time.monotonic()
+            cpu0 = cpu_seconds(pid)
             s.open_folder(os.path.basename(folder), at)
             subprocess.run(["xdotool", "mousemove", str(self.screen.width - 1), str(self.screen.height - 1)], check=True)
             t_right, _, right = self.settle(pid, want=lambda f: f.count(PENDING) > 1000 and GREEN not in f)
             self.record(key(figure), t_right - t_open if right else float("nan"))
+            # Busy or waiting: the file manager's CPU over the same window.
+            self.record(key(figure.replace(" to screen s", ": CPU s")), cpu_seconds(pid) - cpu0)
         self.set_all("synced", folder)
 
     # -- the run --------------------------------------------------------------------------
