@@ -61,13 +61,15 @@ class ServerError(Exception):
 class Reply(object):
     """The answer to one request: `data` (Messages before the final line), then `final`
     (the ``OK`` or ``ERR`` Message). When the connection closes first, `final` stays None and
-    `reason` says why. `on_answer(reply)` is called once either happened."""
+    `reason` says why. `on_answer(reply)` is called once either happened. Sent with
+    ``keep_data=False``, `data` stays empty: `on_data` alone takes the lines."""
 
-    def __init__(self, conn, tag, verb, on_answer=None, on_data=None):
+    def __init__(self, conn, tag, verb, on_answer=None, on_data=None, keep_data=True):
         self.conn = conn
         self.tag = tag
         self.verb = verb
         self.data = []
+        self._keep_data = keep_data
         self.final = None
         self.reason = None
         self._on_answer = on_answer
@@ -113,7 +115,8 @@ class Reply(object):
         return self
 
     def _data(self, message):
-        self.data.append(message)
+        if self._keep_data:
+            self.data.append(message)
         if self._on_data is not None:
             try:
                 self._on_data(message)
@@ -303,20 +306,24 @@ class Connection(object):
 
     # -- requests ---------------------------------------------------------------------
 
-    def send(self, verb, *fields, on_answer=None, on_data=None, **options):
+    def send(self, verb, *fields, on_answer=None, on_data=None, keep_data=True, **options):
         """Sends a request without waiting; returns its Reply. The request is a req.Req
         (``send(req.observe(d))``), or a verb with its fields and options: fields are bytes or
         str (paths, states, ids), options keyword arguments (``_`` in a name stands for ``-``;
         None is left out; True is 1). `on_data(message)` is called for each data line as it is
-        read, in order with the pushes around it. Raises Disconnected when not connected,
-        ValueError for a field that cannot be sent (codec.format_line)."""
-        return self._send(verb, fields, options, on_answer, on_data)
+        read, in order with the pushes around it; with ``keep_data=False`` the Reply keeps none
+        of them (a 20,000-line listing held until its end makes a full pass of Python's garbage
+        collector in the middle of a file manager's main loop). Raises Disconnected when not
+        connected, ValueError for a field that cannot be sent (codec.format_line)."""
+        if not keep_data and on_data is None:
+            raise TypeError("keep_data=False without on_data would lose the answer's lines")
+        return self._send(verb, fields, options, on_answer, on_data, keep_data)
 
     def request(self, verb, *fields, timeout=None, **options):
         """send() and wait for the answer: the Reply for OK; raises as Reply.result()."""
         return self._send(verb, fields, options, None).result(timeout)
 
-    def _send(self, verb, fields, options, on_answer, on_data=None):
+    def _send(self, verb, fields, options, on_answer, on_data=None, keep_data=True):
         if isinstance(verb, Req):
             if fields or options:
                 raise TypeError("a Req carries its own fields and options")
@@ -327,7 +334,7 @@ class Connection(object):
                 raise Disconnected(self.closed_reason or "not connected")
             tag = str(next(self._tags))
             line = codec.format_line(tag, verb, fields, options)
-            reply = self._pending[tag] = Reply(self, tag, verb, on_answer, on_data)
+            reply = self._pending[tag] = Reply(self, tag, verb, on_answer, on_data, keep_data)
         self._write(sock, line)
         return reply
 

@@ -4,7 +4,9 @@ helper keep their badges this way, each from its own kind of loop.
 
 A DirectoryFollower never sends anything: each method that may need the daemon returns a list of
 req.Req, which the caller sends on its connection and whose answers it hands back through
-``answered(request, reply)``. Pushes go to ``push(message)``. What changed since the last look
+``answered(request, reply)`` (and, optionally, each data line as it is read through
+``data(request, message)``: a long listing is then made into Items a slice at a time). Pushes go
+to ``push(message)``. What changed since the last look
 collects in a Changes, taken with ``take_changes()``: a GUI takes it once per main-loop
 iteration and invalidates once.
 
@@ -79,9 +81,10 @@ def is_under(path, root):
     return path == root or path.startswith(root.rstrip(b"/") + b"/")
 
 
-def _listing(data, keep=None):
-    """{name: Item} of a listing's data lines (OBSERVE's, LIST's), those `keep` takes."""
-    items = {}
+def _listing(data, keep=None, items=None):
+    """{name: Item} of a listing's data lines (OBSERVE's, LIST's), those `keep` takes, added
+    to `items` when given."""
+    items = {} if items is None else items
     for m in data:
         item = codec.Item.from_message(m)
         if item is not None and (keep is None or keep(item)):
@@ -100,7 +103,7 @@ class Directory(object):
     listing, a push, a STATUS); `code` the ERR code that refused it; `extra` is the caller's
     (a file manager keeps its file objects there): the follower never reads it."""
 
-    __slots__ = ("path", "items", "own", "status", "code", "request", "relist", "extra")
+    __slots__ = ("path", "items", "own", "status", "code", "request", "relist", "incoming", "extra")
 
     def __init__(self, path):
         self.path = path
@@ -110,6 +113,7 @@ class Directory(object):
         self.code = None
         self.request = None     # the OBSERVE waited for
         self.relist = None      # the LIST waited for after a RESET
+        self.incoming = None    # (request, {name: Item}) read so far of its answer (data())
         self.extra = None
 
     @property
@@ -256,7 +260,7 @@ class DirectoryFollower(object):
         for d in self.dirs.values():
             if d.items is not None or d.own is not None:
                 self._changes._all(d.path)
-            d.items = d.own = d.code = d.request = d.relist = None
+            d.items = d.own = d.code = d.request = d.relist = d.incoming = None
             d.status = NEW
         for path in self.looked:
             self._changes._name(split_path(path)[0], split_path(path)[1])
@@ -311,6 +315,27 @@ class DirectoryFollower(object):
         return req.status(*paths)
 
     # -- answers and pushes ---------------------------------------------------------------
+
+    def data(self, request, message):
+        """A data line of the answer to a request this follower gave, as it arrives (the
+        Connection's ``on_data``). Optional: a listing's lines are then read into Items as they
+        come, a slice of the connection at a time, so its final line costs little (a 20,000-line
+        listing read at once holds a file manager's main loop for over 100 ms)."""
+        if request.verb not in ("OBSERVE", "LIST"):
+            return
+        d = self.dirs.get(request.path)
+        if d is None or (d.request is not request and d.relist is not request):
+            return
+        if d.incoming is None or d.incoming[0] is not request:
+            d.incoming = (request, {})
+        _listing((message,), self.keep, d.incoming[1])
+
+    def _take_listing(self, d, request, data):
+        """The listing of an answer: what data() read of it, else its data lines now."""
+        incoming, d.incoming = d.incoming, None
+        if incoming is not None and incoming[0] is request:
+            return incoming[1]
+        return _listing(data, self.keep)
 
     def answered(self, request, reply):
         """The answer to a request this follower gave (a Reply, or anything with `final`, the
@@ -416,10 +441,11 @@ class DirectoryFollower(object):
             return []
         d.request = None
         if final.ok:
-            d.items = _listing(data, self.keep)
+            d.items = self._take_listing(d, request, data)
             d.status = OBSERVED
             self._changes.listed.add(d.path)
         else:
+            d.incoming = None
             d.items = {}
             d.status = REFUSED
             d.code = final.code
@@ -433,8 +459,9 @@ class DirectoryFollower(object):
             return []
         d.relist = None
         if not final.ok or d.status != OBSERVED:
+            d.incoming = None
             return []
-        old, d.items = d.items, _listing(data, self.keep)
+        old, d.items = d.items, self._take_listing(d, request, data)
         for name, item in d.items.items():
             if _differs(old.get(name), item):
                 self._changes._name(d.path, name)
@@ -529,7 +556,7 @@ class DirectoryFollower(object):
                 d.own = None
                 d.status = REFUSED
                 d.code = "outside"
-                d.request = d.relist = None
+                d.request = d.relist = d.incoming = None
             elif d.status == REFUSED and d.code == "outside" and not root.scanning and self.online:
                 out.append(self._observe(d))       # a root now holds it: only "outside" mends so
         return out

@@ -36,10 +36,15 @@ def listing(f, request, *lines, final="OK"):
 
 
 def sender(conn, follower):
-    """What a client does: sends the follower's requests, and hands their answers back."""
+    """What a client does: sends the follower's requests, and hands their answers back (a
+    listing's lines as they come, kept nowhere else, as the file managers' extension does)."""
     def send_all(requests):
         for r in requests:
-            conn.send(r, on_answer=lambda reply, r=r: send_all(follower.answered(r, reply)))
+            if r.verb in ("OBSERVE", "LIST"):
+                conn.send(r, on_answer=lambda reply, r=r: send_all(follower.answered(r, reply)),
+                          on_data=lambda m, r=r: follower.data(r, m), keep_data=False)
+            else:
+                conn.send(r, on_answer=lambda reply, r=r: send_all(follower.answered(r, reply)))
     return send_all
 
 
@@ -191,6 +196,39 @@ class Following(unittest.TestCase):
         self.assertEqual(sorted(f.items(DOCS)), [b"a", b"b", b"d"])
         self.assertEqual(f.answered(relist, answer("OK")), [])      # answered once only
         self.assertFalse(f.take_changes())
+
+    def test_listings_read_as_their_lines_arrive(self):
+        problems = lambda item: item.state in ("error", "conflict")
+        f = self.online(keep=problems)
+        (observe,) = f.follow(DOCS)
+        for line in ("ITEM /sync/docs/a error badge=error kind=file gen=3",
+                     "ITEM /sync/docs/b synced badge=synced kind=file gen=3"):
+            f.data(observe, msg("1 " + line))
+        self.assertIsNone(f.items(DOCS))                            # nothing shown before the OK
+        # The final line alone: what data() read is the listing, as `keep` took it.
+        self.assertEqual(f.answered(observe, answer("OK count=2")), [])
+        self.assertEqual(sorted(f.items(DOCS)), [b"a"])
+        self.assertEqual(f.take_changes().dirs, {DOCS: ALL})
+        # A LIST after a RESET the same way; only what differs is reported.
+        (relist,) = f.push(msg("* RESET /sync/docs"))
+        f.data(relist, msg("1 ITEM /sync/docs/a error badge=error kind=file gen=4"))
+        f.data(relist, msg("1 ITEM /sync/docs/c conflict badge=conflict kind=file gen=1"))
+        f.answered(relist, answer("OK count=2"))
+        self.assertEqual(f.take_changes().dirs, {DOCS: {b"c"}})
+        self.assertEqual(sorted(f.items(DOCS)), [b"a", b"c"])
+        # Lines of an answer no longer waited for are not taken, nor kept for the next one.
+        (again,) = f.push(msg("* RESET /sync/docs"))
+        f.data(relist, msg("1 ITEM /sync/docs/x error badge=error kind=file gen=1"))
+        f.data(req.list_dir(DOCS), msg("1 ITEM /sync/docs/y error badge=error kind=file gen=1"))
+        f.answered(again, answer("OK count=1", "ITEM /sync/docs/a error badge=error kind=file gen=5"))
+        self.assertEqual(sorted(f.items(DOCS)), [b"a"])
+        self.assertIsNone(f.directory(DOCS).incoming)
+        # A refusal drops what was read.
+        f.unfollow(DOCS)
+        (observe,) = f.follow(DOCS)
+        f.data(observe, msg("1 ITEM /sync/docs/a error badge=error kind=file gen=5"))
+        f.answered(observe, answer("ERR not-found no such directory"))
+        self.assertEqual((f.items(DOCS), f.directory(DOCS).incoming), ({}, None))
 
     def test_keep_stores_only_what_it_takes(self):
         problems = lambda item: item.kind == "dir" or item.state in ("error", "conflict")

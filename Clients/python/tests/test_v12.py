@@ -393,6 +393,16 @@ class DataLines(Base):
                    on_answer=lambda r: order.append(("final", r.final.kind))).result(5)
             self.assertEqual(order, [("data", "DATA", FILE), ("push", "GONE", FILE), ("final", "OK")])
 
+    def test_data_lines_left_to_their_callback_alone(self):
+        c = self.connection()
+        seen = []
+        reply = c.send("SPLIT", FILE, on_data=seen.append, keep_data=False).result(5)
+        self.assertEqual(([m.kind for m in seen], reply.data), (["DATA"], []))
+        kept = c.send("SPLIT", FILE, on_data=lambda m: None).result(5)
+        self.assertEqual([m.kind for m in kept.data], ["DATA"])
+        with self.assertRaises(TypeError):       # the lines would go nowhere
+            c.send("SPLIT", FILE, keep_data=False)
+
 
 if __name__ == "__main__":
     unittest.main()
