@@ -250,7 +250,8 @@ class Bench(object):
         self.sides = {}
         for name in self.args.sides:
             for module in {fm_module(fm) for fm in self.args.fm}:
-                self.sides[(module, name)] = module.Side(name, self.work, self.args.nextcloud_ext)
+                if name in module.SIDES + getattr(module, "EXTRA_SIDES", ()):
+                    self.sides[(module, name)] = module.Side(name, self.work, self.args.nextcloud_ext)
         if "nextcloud" in self.args.sides:
             self.runtime = os.path.join(self.work, "runtime")
             os.makedirs(self.runtime, mode=0o700)
@@ -332,7 +333,11 @@ class Bench(object):
 
     def session(self, fm, side, size, view, run):
         folder, flip_path, count = self.folders[size]
-        env = dict(os.environ, SYNCBADGE_SOCKET=self.daemon.socket, XDG_RUNTIME_DIR=self.runtime)
+        if (fm_module(fm), side) not in self.sides:
+            log("%s has no %s side" % (fm, side))
+            return
+        env = dict(os.environ, SYNCBADGE_SOCKET=self.daemon.socket, XDG_RUNTIME_DIR=self.runtime,
+                   SYNCBADGE_MINIMAL_ROOT=self.root)
         s = fm_module(fm).Session(fm, self.sides[(fm_module(fm), side)], view, folder, self.work, env,
                           "%s-%s-%s-%s-%d" % (fm, side, size, view, run))
         key = lambda figure: (fm, side, size, view, figure)
@@ -359,6 +364,7 @@ class Bench(object):
                 s.probe_start()
                 cpu0 = cpu_seconds(pid)
                 t_set = time.monotonic()
+                s.tell("ALL " + state)
                 self.set_all(state, flip_path)
                 colour = STATE_COLOUR[state]
                 t_done, frame, right = self.settle(pid, want=(lambda f, c=colour: c in f and
@@ -414,6 +420,7 @@ class Bench(object):
             state = "error" if i % 2 == 0 else "synced"
             want, gone = (RED, GREEN) if state == "error" else (GREEN, RED)
             t = time.monotonic()
+            s.tell("%s %s" % (state, path))
             self.engine.request("SET", state, path, timeout=30)
             deadline = t + 5
             while True:
@@ -448,6 +455,7 @@ class Bench(object):
             if due > now:
                 time.sleep(due - now)
             state = "syncing" if (i // count) % 2 == 0 else "synced"
+            s.tell("%s %s" % (state, os.path.join(folder, "f%05d.txt" % (i % count))))
             replies.append(self.engine.send("SET", state, os.path.join(folder, "f%05d.txt" % (i % count))))
             i += 1
         t1 = time.monotonic()
@@ -458,6 +466,7 @@ class Bench(object):
         g = gaps_ms(ticks, t0, t1)
         self.record(key("trickle longest gap ms"), max(g or [float("nan")]))
         self.record(key("trickle p99 gap ms"), percentile(g, 99))
+        s.tell("ALL synced")
         self.set_all("synced", folder)
         self.settle(pid)
 
@@ -603,12 +612,15 @@ class Bench(object):
 
 def table(rows):
     """The markdown table: one line per (fm, size, view, figure), the three sides, and each
-    extension's ratio to the floor."""
+    extension's ratio to the floor; with the `minimal` side, its column and SyncBadge's ratio
+    to it too."""
     by = {}
     for r in rows:
         by.setdefault((r["fm"], r["size"], r["view"], r["figure"]), {})[r["side"]] = r
-    out = ["| file manager | folder | view | figure | SyncBadge | Nextcloud | none (floor) | SyncBadge / floor | Nextcloud / floor | SyncBadge / Nextcloud |",
-           "|---|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    minimal = any(r["side"] == "minimal" for r in rows)
+    out = ["| file manager | folder | view | figure | SyncBadge | Nextcloud | none (floor) | SyncBadge / floor | Nextcloud / floor | SyncBadge / Nextcloud |"
+           + (" minimal | minimal / floor | SyncBadge / minimal |" if minimal else ""),
+           "|---|---|---|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---:|" if minimal else "")]
 
     def cell(r):
         if r is None:
@@ -628,8 +640,12 @@ def table(rows):
 
     for (fm, size, view, figure), sides in sorted(by.items()):
         s, n, f = sides.get("syncbadge"), sides.get("nextcloud"), sides.get("none")
-        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            fm, size, view, figure, cell(s), cell(n), cell(f), ratio(s, f), ratio(n, f), ratio(s, n)))
+        line = "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            fm, size, view, figure, cell(s), cell(n), cell(f), ratio(s, f), ratio(n, f), ratio(s, n))
+        if minimal:
+            m = sides.get("minimal")
+            line += " %s | %s | %s |" % (cell(m), ratio(m, f), ratio(s, m))
+        out.append(line)
     return "\n".join(out)
 
 
@@ -639,10 +655,11 @@ def plot(timelines, path):
     import matplotlib.pyplot as plt
     fms = sorted({fm for fm, _ in timelines})
     fig, axes = plt.subplots(len(fms), 1, figsize=(9, 2.6 * len(fms)), squeeze=False)
-    colours = {"syncbadge": "#2e9e44", "nextcloud": "#0082c9", "none": "#888888"}
-    names = {"syncbadge": "SyncBadge", "nextcloud": "Nextcloud", "none": "no extension"}
+    colours = {"syncbadge": "#2e9e44", "nextcloud": "#0082c9", "none": "#888888", "minimal": "#b07aa1"}
+    names = {"syncbadge": "SyncBadge", "nextcloud": "Nextcloud", "none": "no extension",
+             "minimal": "minimal extension"}
     for ax, fm in zip(axes[:, 0], fms):
-        for side in ("nextcloud", "syncbadge", "none"):
+        for side in ("nextcloud", "minimal", "syncbadge", "none"):
             points = timelines.get((fm, side))
             if not points:
                 continue

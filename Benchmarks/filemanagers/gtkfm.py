@@ -6,7 +6,10 @@ sides (README.md here, "A file manager module"):
 - `nextcloud`: Debian's syncstate-Nextcloud.py for that file manager, taken out of its .deb
   with dpkg-deb -x (`make bench-fm-deps`; the package itself is never installed, so neither is
   nextcloud-desktop, which Nautilus would start over D-Bus), against nextcloud_standin.py;
-- `none`: no extension (the floor).
+- `none`: no extension (the floor);
+- `minimal` (only when asked for, `--sides ...,minimal`): minimal_ext.py, the least work any
+  emblem extension can do (a dict lookup, no socket), told of changes by the bench through a
+  FIFO: the file manager's own cost of emblems.
 
 Every side also gets the heartbeat probe (probe/syncbadge_probe.py) in its extension directory.
 Each side's files are in a data directory of its own, given to the file manager as
@@ -31,6 +34,8 @@ SETTINGS = {"nautilus": "org/gnome/nautilus/preferences", "nemo": "org/nemo/pref
             "caja": "org/mate/caja/preferences"}
 VIEWS = {"icon": "icon-view", "list": "list-view"}
 SIDES = ("syncbadge", "nextcloud", "none")
+EXTRA_SIDES = ("minimal",)
+MINIMAL = os.path.join(HERE, "minimal_ext.py")
 # Nextcloud's emblem names (its set_emblem) drawn with SyncBadge's images of the same meaning, so
 # that both sides draw the same pixels (the client's own icons come with nextcloud-desktop).
 NEXTCLOUD_EMBLEMS = {"ok": "synced", "sync": "syncing", "error": "error", "warn": "ignored",
@@ -76,6 +81,15 @@ class Side(object):
                 os.makedirs(dest, exist_ok=True)
                 shutil.copy(src, dest)
             self._nextcloud_emblems()
+        elif name == "minimal":
+            r = subprocess.run(["make", "-s", "-C", REPO, "install-emblems", "FM_SHARE=" + self.share],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            if r.returncode != 0:
+                raise RuntimeError("make install-emblems failed:\n" + r.stdout.decode(errors="replace"))
+            for sub in EXT_DIR.values():
+                dest = os.path.join(self.share, sub, "extensions")
+                os.makedirs(dest, exist_ok=True)
+                shutil.copy(MINIMAL, dest)
         for sub in EXT_DIR.values():
             dest = os.path.join(self.share, sub, "extensions")
             os.makedirs(dest, exist_ok=True)
@@ -112,6 +126,10 @@ class Session(object):
                    PATH="/usr/bin:/bin:" + os.environ.get("PATH", ""))
         for key in ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
             os.makedirs(env[key])
+        self.fifo = None
+        if side.name == "minimal":
+            self.fifo = env["SYNCBADGE_MINIMAL_FIFO"] = os.path.join(self.dir, "minimal.fifo")
+            os.mkfifo(self.fifo)
         settings = os.path.join(env["XDG_CONFIG_HOME"], "glib-2.0", "settings")
         os.makedirs(settings)
         with open(os.path.join(settings, "keyfile"), "w") as f:
@@ -172,6 +190,16 @@ class Session(object):
         dx, dy = self.folder_icon()
         subprocess.run(["xdotool", "mousemove", str(at[0] + dx), str(at[1] + dy), "click", "--repeat", "2",
                         "--delay", "80", "1"], check=True)
+
+    def tell(self, line):
+        """Tells the `minimal` side's extension a change (minimal_ext.py); nothing on the others."""
+        if self.fifo is None:
+            return
+        fd = os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK)
+        try:
+            os.write(fd, (line + "\n").encode("utf-8", "surrogateescape"))
+        finally:
+            os.close(fd)
 
     def log(self):
         try:

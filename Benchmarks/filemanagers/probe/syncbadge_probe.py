@@ -13,11 +13,20 @@ SYNCBADGE_PROBE_START=1 starts it at load; make bench-fm does not: started with 
 Nautilus 43 under Xvfb never loaded a folder of 20,000 files without an extension (the window
 stayed empty, idle, for 30 s), so the open is measured on the screen alone.
 While it is off it adds no source to the loop, so idle wake-ups are measured without it.
+SYNCBADGE_PROBE_GC=1 also logs every collection of Python's cyclic garbage collector that takes
+GC_LOG_MS or more (it runs in the file manager's main loop, whichever extension made the garbage)
+to stderr: `syncbadge-probe: gc generation G took T ms at M` (M on the monotonic clock).
+SYNCBADGE_PROBE_SAMPLE=1 also samples, while the heartbeat runs, what Python code the main
+thread is in, every SAMPLE_MS from a thread of the probe's, and writes the samples beside the
+stamps ($SYNCBADGE_PROBE_OUT.<n>.stacks: `time<TAB>innermost frames`, `-` for none: the main
+thread is in C, the file manager's own code or GTK's); what ran during a long gap is then named.
 """
 
+import gc
 import os
 import signal
 import sys
+import threading
 import time
 from array import array
 
@@ -25,6 +34,51 @@ from gi.repository import GLib
 
 PROBE_MS = int(os.environ.get("SYNCBADGE_PROBE_MS", "5"))
 OUT = os.environ.get("SYNCBADGE_PROBE_OUT")
+GC_LOG_MS = 10
+SAMPLE_MS = 2
+SAMPLE = os.environ.get("SYNCBADGE_PROBE_SAMPLE") == "1"
+
+
+class Sampler(object):
+    """What Python code the main thread runs, every SAMPLE_MS (a thread of its own takes the
+    GIL in turn, so samples inside a long stretch of Python come at most every switch interval)."""
+
+    def __init__(self):
+        self.main = threading.main_thread().ident
+        self.samples = []
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stopping.wait(SAMPLE_MS / 1000.0):
+            frame = sys._current_frames().get(self.main)
+            names = []
+            while frame is not None and len(names) < 4:
+                code = frame.f_code
+                names.append("%s:%s:%d" % (os.path.basename(code.co_filename), code.co_name, frame.f_lineno))
+                frame = frame.f_back
+            self.samples.append((time.monotonic(), " < ".join(names) or "-"))
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join()
+        return self.samples
+
+
+def _gc_logger():
+    started = {}
+
+    def callback(phase, info):
+        if phase == "start":
+            started["t"] = time.monotonic()
+        elif "t" in started:
+            ms = (time.monotonic() - started.pop("t")) * 1000
+            if ms >= GC_LOG_MS:
+                sys.stderr.write("syncbadge-probe: gc generation %d took %.1f ms at %.6f (%d collected)\n"
+                                 % (info["generation"], ms, time.monotonic(), info["collected"]))
+                sys.stderr.flush()
+    return callback
 
 
 class Probe(object):
@@ -32,6 +86,7 @@ class Probe(object):
         self.source = None
         self.ticks = array("d")
         self.dumps = 0
+        self.sampler = None
 
     def _tick(self):
         self.ticks.append(time.monotonic())
@@ -42,6 +97,8 @@ class Probe(object):
             return True
         self.ticks = array("d", [time.monotonic()])
         self.source = GLib.timeout_add(PROBE_MS, self._tick)
+        if SAMPLE:
+            self.sampler = Sampler()
         if OUT:
             with open("%s.%d.on" % (OUT, self.dumps + 1), "w"):
                 pass
@@ -58,6 +115,10 @@ class Probe(object):
         with open(path + ".tmp", "w") as f:
             f.write("\n".join("%.6f" % t for t in self.ticks))
             f.write("\n")
+        if self.sampler is not None:
+            with open(path + ".stacks", "w") as f:
+                f.write("".join("%.6f\t%s\n" % s for s in self.sampler.stop()))
+            self.sampler = None
         os.rename(path + ".tmp", path)
         self.ticks = array("d")
         return True
@@ -107,6 +168,8 @@ if OUT:
     PROBE = Probe()
     GLib.unix_signal_add(GLib.PRIORITY_HIGH, signal.SIGUSR2, PROBE.safely(PROBE.start))
     GLib.unix_signal_add(GLib.PRIORITY_HIGH, signal.SIGUSR1, PROBE.safely(PROBE.stop))
+    if os.environ.get("SYNCBADGE_PROBE_GC") == "1":
+        gc.callbacks.append(_gc_logger())
     if os.environ.get("SYNCBADGE_PROBE_START") == "1":
         PROBE.start()
     sys.stderr.write("syncbadge-probe: loaded in %d\n" % os.getpid())
