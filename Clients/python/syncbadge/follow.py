@@ -331,10 +331,11 @@ class DirectoryFollower(object):
         _listing((message,), self.keep, d.incoming[1])
 
     def _take_listing(self, d, request, data):
-        """The listing of an answer: what data() read of it, else its data lines now."""
-        incoming, d.incoming = d.incoming, None
-        if incoming is not None and incoming[0] is request:
-            return incoming[1]
+        """The listing of an answer: what data() read of it (dropped from the directory), else
+        its data lines now."""
+        if d.incoming is not None and d.incoming[0] is request:
+            items, d.incoming = d.incoming[1], None
+            return items
         return _listing(data, self.keep)
 
     def answered(self, request, reply):
@@ -428,6 +429,7 @@ class DirectoryFollower(object):
         return d.request
 
     def _give_up(self, d):
+        d.incoming = None
         self._changes.forgotten[d.path] = d
         if d.items is not None or d.own is not None:
             self._changes._all(d.path)
@@ -445,7 +447,7 @@ class DirectoryFollower(object):
             d.status = OBSERVED
             self._changes.listed.add(d.path)
         else:
-            d.incoming = None
+            self._take_listing(d, request, ())
             d.items = {}
             d.status = REFUSED
             d.code = final.code
@@ -459,7 +461,7 @@ class DirectoryFollower(object):
             return []
         d.relist = None
         if not final.ok or d.status != OBSERVED:
-            d.incoming = None
+            self._take_listing(d, request, ())
             return []
         old, d.items = d.items, self._take_listing(d, request, data)
         for name, item in d.items.items():

@@ -35,12 +35,13 @@ def listing(f, request, *lines, final="OK"):
     return f.answered(request, answer(final, *lines))
 
 
-def sender(conn, follower):
-    """What a client does: sends the follower's requests, and hands their answers back (a
-    listing's lines as they come, kept nowhere else, as the file managers' extension does)."""
+def sender(conn, follower, streamed=True):
+    """What a client does: sends the follower's requests, and hands their answers back. A
+    listing's lines go to data() as they come and are kept nowhere else (as the file managers'
+    extension does), or, with streamed=False, come whole with the answer (as ranger's does)."""
     def send_all(requests):
         for r in requests:
-            if r.verb in ("OBSERVE", "LIST"):
+            if streamed and r.verb in ("OBSERVE", "LIST"):
                 conn.send(r, on_answer=lambda reply, r=r: send_all(follower.answered(r, reply)),
                           on_data=lambda m, r=r: follower.data(r, m), keep_data=False)
             else:
@@ -220,9 +221,9 @@ class Following(unittest.TestCase):
         (again,) = f.push(msg("* RESET /sync/docs"))
         f.data(relist, msg("1 ITEM /sync/docs/x error badge=error kind=file gen=1"))
         f.data(req.list_dir(DOCS), msg("1 ITEM /sync/docs/y error badge=error kind=file gen=1"))
+        self.assertIsNone(f.directory(DOCS).incoming)
         f.answered(again, answer("OK count=1", "ITEM /sync/docs/a error badge=error kind=file gen=5"))
         self.assertEqual(sorted(f.items(DOCS)), [b"a"])
-        self.assertIsNone(f.directory(DOCS).incoming)
         # A refusal drops what was read.
         f.unfollow(DOCS)
         (observe,) = f.follow(DOCS)
@@ -434,15 +435,17 @@ class Following(unittest.TestCase):
 
 
 class OverAConnection(ConnectionBase):
-    """The follower driven by a Connection, as a client drives it, against the fake daemon."""
+    """The follower driven by a Connection, as a client drives it, against the fake daemon,
+    listings streamed to data() (WholeAnswers: given whole with the answer)."""
     daemon_options = {"caps": CAPS_1_2}
+    streamed = True
 
     def drive(self, follower):
         send_all = None
         conn = self.connection(on_push=lambda m: send_all(follower.push(m)),
                                on_hello=lambda c: send_all(follower.connected(c.caps)),
                                on_close=lambda c, why: follower.disconnected())
-        send_all = sender(conn, follower)
+        send_all = sender(conn, follower, self.streamed)
         return conn, send_all
 
     def test_follows_pushes_and_a_new_daemon(self):
@@ -473,6 +476,10 @@ class OverAConnection(ConnectionBase):
         self.assertEqual(sorted(f.items(DOCS)), [b"b"])
         observes = [r for r in self.daemon.requests if r.verb == "OBSERVE"]
         self.assertEqual([r.fields for r in observes], [[DOCS]])
+
+
+class OverAConnectionWholeAnswers(OverAConnection):
+    streamed = False
 
 
 @unittest.skipUnless(os.path.isfile(testing.daemon_binary()) and os.access(testing.daemon_binary(), os.X_OK),
