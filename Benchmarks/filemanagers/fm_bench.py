@@ -691,6 +691,10 @@ def main():
     args.fm = args.fm.split(",")
     args.sides = args.sides.split(",")
     args.views = args.views.split(",")
+    modules = {fm_module(fm) for fm in args.fm}
+    unknown = [n for n in args.sides if not any(n in m.SIDES + getattr(m, "EXTRA_SIDES", ()) for m in modules)]
+    if unknown:
+        ap.error("no such side for %s: %s" % (", ".join(args.fm), ", ".join(unknown)))
     args.sizes = (args.sizes or ("20000,root100k" if args.quick else "1000,20000,root100k")).split(",")
     if args.quick and args.views == ["icon", "list"] and not os.environ.get("BENCH_FM_VIEWS"):
         args.views = ["icon"]

@@ -126,7 +126,6 @@ class Session(object):
                    PATH="/usr/bin:/bin:" + os.environ.get("PATH", ""))
         for key in ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
             os.makedirs(env[key])
-        self.fifo = None
         if side.name == "minimal":
             self.fifo = env["SYNCBADGE_MINIMAL_FIFO"] = os.path.join(self.dir, "minimal.fifo")
             os.mkfifo(self.fifo)
@@ -144,6 +143,7 @@ class Session(object):
         else its __init__ sets up."""
         self.fm = fm
         self.side = side
+        self.fifo = None        # the minimal side's (tell()); other sides and modules have none
         self.dir = os.path.join(work, tag)
         os.makedirs(self.dir)
         self.log_path = os.path.join(self.dir, "fm.log")
@@ -195,8 +195,12 @@ class Session(object):
         """Tells the `minimal` side's extension a change (minimal_ext.py); nothing on the others."""
         if self.fifo is None:
             return
-        fd = os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK)
         try:
+            fd = os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as ex:       # ENXIO: no reader, the extension did not load
+            raise RuntimeError("%s: the minimal extension is not reading %s (%s; see fm.log)" % (self.fm, self.fifo, ex))
+        try:
+            os.set_blocking(fd, True)       # a whole line, however full the FIFO is
             os.write(fd, (line + "\n").encode("utf-8", "surrogateescape"))
         finally:
             os.close(fd)

@@ -11,7 +11,8 @@ bench says what changed through a FIFO ($SYNCBADGE_MINIMAL_FIFO), one line at a 
 
 and the extension invalidates exactly the files that changed, as syncbadge_fm.py does: the
 first INVALIDATE_SLICE before the next drawing, the rest that many per main-loop iteration
-below GTK's redraw priority (the same numbers, so a flip costs the file manager the same calls).
+below GTK's redraw priority (the same numbers: a flip of every file makes the same calls; a
+flip reaches SyncBadge's in slices of pushes, this one in one line).
 What SyncBadge's extension spends above this side is its own (the link to the daemon, the
 follower, its lookups); what this side spends above no extension is the file manager's.
 """
@@ -21,7 +22,9 @@ import sys
 
 from gi.repository import GLib, GObject
 
-from syncbadge_probe import _host_module  # the probe sits in the same extension directory
+# The extension host puts this directory on sys.path before it imports any module of it, and
+# imports each once: the probe's rule for which file manager this is serves here too.
+from syncbadge_probe import _host_module
 
 FIFO = os.environ.get("SYNCBADGE_MINIMAL_FIFO")
 ROOT = os.environ.get("SYNCBADGE_MINIMAL_ROOT", "").rstrip("/") + "/"
@@ -49,7 +52,7 @@ class Minimal(object):
         *lines, self.rest = self.rest.split(b"\n")
         for line in lines:
             first, _, rest = line.decode("utf-8", "surrogateescape").partition(" ")
-            if first == "ALL":
+            if first == "ALL" and rest:
                 self.default = rest
                 self.states.clear()
                 self.stale.update(self.files)

@@ -14,12 +14,14 @@ Nautilus 43 under Xvfb never loaded a folder of 20,000 files without an extensio
 stayed empty, idle, for 30 s), so the open is measured on the screen alone.
 While it is off it adds no source to the loop, so idle wake-ups are measured without it.
 SYNCBADGE_PROBE_GC=1 also logs every collection of Python's cyclic garbage collector that takes
-GC_LOG_MS or more (it runs in the file manager's main loop, whichever extension made the garbage)
-to stderr: `syncbadge-probe: gc generation G took T ms at M` (M on the monotonic clock).
+GC_LOG_MS or more (in whichever thread allocated when it began: the main loop's, unless the
+sampler's) to stderr: `syncbadge-probe: gc generation G took T ms at M (N collected)`, M the
+monotonic clock at its end.
 SYNCBADGE_PROBE_SAMPLE=1 also samples, while the heartbeat runs, what Python code the main
 thread is in, every SAMPLE_MS from a thread of the probe's, and writes the samples beside the
-stamps ($SYNCBADGE_PROBE_OUT.<n>.stacks: `time<TAB>innermost frames`, `-` for none: the main
-thread is in C, the file manager's own code or GTK's); what ran during a long gap is then named.
+stamps ($SYNCBADGE_PROBE_OUT.<n>.stacks: `time<TAB>innermost < caller < ...`). The sampler
+needs the GIL, which the file manager's Python host holds while the file manager runs its own C
+code: a long gap without a sample in it is the file manager's own work (README.md).
 """
 
 import gc
@@ -110,15 +112,17 @@ class Probe(object):
         GLib.source_remove(self.source)
         self.source = None
         self._tick()
+        # Before any file is written: a write that fails must not leave the sampler running.
+        sampler, self.sampler = self.sampler, None
+        samples = sampler.stop() if sampler is not None else None
         self.dumps += 1
         path = "%s.%d" % (OUT, self.dumps)
         with open(path + ".tmp", "w") as f:
             f.write("\n".join("%.6f" % t for t in self.ticks))
             f.write("\n")
-        if self.sampler is not None:
+        if samples is not None:
             with open(path + ".stacks", "w") as f:
-                f.write("".join("%.6f\t%s\n" % s for s in self.sampler.stop()))
-            self.sampler = None
+                f.write("".join("%.6f\t%s\n" % s for s in samples))
         os.rename(path + ".tmp", path)
         self.ticks = array("d")
         return True
