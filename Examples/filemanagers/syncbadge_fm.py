@@ -364,7 +364,7 @@ class Core(object):
         to it as they are read, a socket slice at a time: parsed at its end, 20,000 of them
         held the main loop for over 100 ms, and a full pass of the garbage collector more."""
         for request in requests:
-            listing = request.verb in ("OBSERVE", "LIST")
+            listing = request.verb in sb.follow.LISTINGS
             self.send(request, on_answer=lambda reply, r=request: self._answered(r, reply),
                       on_data=(lambda m, r=request: self.follower.data(r, m)) if listing else None)
         self._changed()

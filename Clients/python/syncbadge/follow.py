@@ -67,6 +67,7 @@ REFUSED = "refused"     # the daemon said no (Directory.code): no items
 
 ALL = None              # in Changes.dirs: the whole directory (its listing came, went or was replaced)
 SELF = b""              # in Changes.dirs[d]: the name that stands for d's own item
+LISTINGS = ("OBSERVE", "LIST")   # the requests whose data lines data() takes as they come
 LOOKED_MAX = 4096       # STATUS answers kept outside followed directories, least recent dropped
 
 
@@ -321,7 +322,7 @@ class DirectoryFollower(object):
         Connection's ``on_data``). Optional: a listing's lines are then read into Items as they
         come, a slice of the connection at a time, so its final line costs little (a 20,000-line
         listing read at once holds a file manager's main loop for over 100 ms)."""
-        if request.verb not in ("OBSERVE", "LIST"):
+        if request.verb not in LISTINGS:
             return
         d = self.dirs.get(request.path)
         if d is None or (d.request is not request and d.relist is not request):

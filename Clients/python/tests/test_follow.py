@@ -41,7 +41,7 @@ def sender(conn, follower, streamed=True):
     extension does), or, with streamed=False, come whole with the answer (as ranger's does)."""
     def send_all(requests):
         for r in requests:
-            if streamed and r.verb in ("OBSERVE", "LIST"):
+            if streamed and r.verb in follow.LISTINGS:
                 conn.send(r, on_answer=lambda reply, r=r: send_all(follower.answered(r, reply)),
                           on_data=lambda m, r=r: follower.data(r, m), keep_data=False)
             else:
