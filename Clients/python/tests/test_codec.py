@@ -111,6 +111,19 @@ class Requests(unittest.TestCase):
         self.assertEqual(r.options, {"a": b"1", "x-1": b"2", "k9": b"3", "empty": b""})
         self.assertEqual(r.fields, [b"Key=4", b"1a=5", b"a_b=6", b"=7", b"a.b=8", b"-a=9", b"a=10"])
 
+    def test_option_keys_read_again_from_what_was_learnt(self):
+        # The second reading of each key comes from the keys already seen; the answer is the same.
+        line = "1 X a=1 x-1=2 Key=4 a_b=6 =7 a.b=8"
+        first, again = self.parse(line), self.parse(line)
+        self.assertEqual((again.fields, again.options), (first.fields, first.options))
+        self.assertEqual(again.options, {"a": b"1", "x-1": b"2"})
+
+    def test_option_keys_learnt_are_bounded(self):
+        # A peer sending ever new keys fills no memory; keys past the bound still parse.
+        for i in range(codec._KNOWN_KEYS_MAX + 50):
+            self.assertEqual(self.parse("1 X k%d=v" % i).options, {"k%d" % i: b"v"})
+        self.assertLessEqual(len(codec._KNOWN_KEYS), codec._KNOWN_KEYS_MAX)
+
     def test_a_field_starting_with_slash_is_a_path(self):
         r = self.parse("1 STATUS /a=b /x/k=v")
         self.assertEqual(r.options, {})
@@ -221,6 +234,12 @@ class Items(unittest.TestCase):
         item = Item.from_message(m)
         self.assertEqual((item.path, item.state, item.badge, item.progress, item.message, item.gen, item.counts),
                          (b"/r/f", "syncing", "mine", 40, "up load", 3, None))
+
+    def test_what_is_left_out_or_malformed(self):
+        # The badge is the state's without one; numbers that are not are left out; text is
+        # decoded with invalid UTF-8 replaced, as opt() and opt_int() read them.
+        item = Item.from_message(codec.parse_message(b"* ITEM /r/f %FFx gen=x progress=-1 message=%FF counts=a:1,b,:2,c:x"))
+        self.assertEqual(item, Item(b"/r/f", "\ufffdx", "\ufffdx", None, None, None, "\ufffd", {"a": 1}))
 
     def test_not_an_item(self):
         self.assertIsNone(Item.from_message(codec.parse_message(b"* GONE /a")))
