@@ -209,11 +209,12 @@ bench: release
 # one run, 20,000 files and the 10,000-file tree in icon view, shorter trickle. BENCH_FM_ARGS passes
 # more (--fm nautilus --sizes 20000 --views list --runs 5 --plot docs/images/fm-stalls.png --keep).
 # The daemon: SYNCBADGED, else the release build when there is one, else this build's debug one.
-# matplotlib draws the plot (APT_PACKAGES_BENCH, out of make test's list). Nextcloud's extensions
+# matplotlib draws the plot, perf splits CPU by library with --perf (APT_PACKAGES_BENCH, out of make
+# test's list). Nextcloud's extensions
 # come out of Debian's nautilus-nextcloud, nemo-nextcloud and caja-nextcloud .debs (apt-get
 # download, dpkg-deb -x into $(NEXTCLOUD_EXT)): installing them would pull nextcloud-desktop, which
 # Nautilus would then start over D-Bus for every side.
-APT_PACKAGES_BENCH := python3-matplotlib
+APT_PACKAGES_BENCH := python3-matplotlib linux-perf
 NEXTCLOUD_DEBS := nautilus-nextcloud nemo-nextcloud caja-nextcloud
 # Dolphin's (Benchmarks/filemanagers/dolphinfm.py): its plugins, found through each side's own
 # QT_PLUGIN_PATH, and their helper library.

@@ -37,6 +37,7 @@ import syncbadge as sb  # noqa: E402
 from syncbadge.testing import percentile  # noqa: E402
 import gtkfm  # noqa: E402
 import dolphinfm  # noqa: E402
+import perfsplit  # noqa: E402
 
 # The module of each file manager (README.md: "A file manager module"); gtkfm the rest.
 MODULES = {"dolphin": dolphinfm}
@@ -214,6 +215,9 @@ class Bench(object):
         self.standin = None
         self.loads = []
         self.stale = 0
+        self.phases = []        # (fm, side, size, view, phase), pid, t0, t1: the windows --perf splits
+        self.perf = None
+        self.perf_split = None
 
     # -- set-up -----------------------------------------------------------------------
 
@@ -351,6 +355,7 @@ class Bench(object):
             t_open, frame, _ = self.settle(pid, want=(lambda f: GREEN in f or BLUE in f) if emblems else (lambda f: f.count(b"\xff\xff\xff") > 1000),
                                         stable=1.5)
             self.record(key("open s"), t_open - t0)
+            self.phases.append((key("open"), pid, t0, t_open))
             if run == 0:
                 self.screen.save(os.path.join(s.dir, "open.png"))
             # 2. Idle: context switches of every thread while nothing changes (no probe).
@@ -371,6 +376,7 @@ class Bench(object):
                                                        (GREEN if c == BLUE else BLUE) not in f) if emblems else None,
                                             )
                 cpu1 = cpu_seconds(pid)
+                t_cpu = time.monotonic()
                 ticks = s.probe_stop()
                 g = gaps_ms(ticks, t_set, t_done)
                 self.record(key("flip longest gap ms"), max(g or [float("nan")]))
@@ -378,6 +384,8 @@ class Bench(object):
                 self.record(key("flip CPU s"), cpu1 - cpu0)
                 self.record(key("flip to screen s"), t_done - t_set if right else float("nan"))
                 self.record(key("flip emblems right"), 1.0 if right else 0.0)
+                # Until CPU was read, as `flip CPU s` is (the screen's still second included).
+                self.phases.append((key("flip"), pid, t_set, t_cpu))
                 if size == "20000" and view == "icon" and i == 0 and run == 0:
                     self.timelines[(fm, side)] = [(b - t_set, (b - a) * 1000) for a, b in zip(ticks, ticks[1:])
                                                   if b >= t_set - 0.2]
@@ -583,6 +591,9 @@ class Bench(object):
 
     def run(self):
         self.setup()
+        if self.args.perf:
+            self.perf = perfsplit.Recorder(os.path.join(self.work, "perf.data"))
+            self.perf.start()
         try:
             for run in range(self.runs):
                 for fm in self.args.fm:
@@ -598,6 +609,10 @@ class Bench(object):
                                 except Exception as ex:
                                     log("FAILED %s %s %s %s: %s" % (fm, side, size, view, ex))
         finally:
+            if self.perf is not None:
+                # Before teardown: perf.data is in the work directory.
+                self.perf.stop()
+                self.perf_split = perfsplit.split(self.perf.path, self.phases)
             self.teardown()
         self.summarise()
 
@@ -687,6 +702,8 @@ def main():
     ap.add_argument("--plot", default=None, help="the stall timeline PNG (default OUT/fm-stalls.png)")
     ap.add_argument("--nextcloud-ext", default=os.environ.get("NEXTCLOUD_EXT", os.path.join(REPO, ".build", "nextcloud-ext")))
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, screenshots)")
+    ap.add_argument("--perf", action="store_true",
+                    help="perf record the run and split each open's and flip's CPU by library (OUT/fm-perf.md)")
     args = ap.parse_args()
     args.fm = args.fm.split(",")
     args.sides = args.sides.split(",")
@@ -713,6 +730,13 @@ def main():
     print(text)
     with open(os.path.join(args.out, "fm-latest.md"), "w") as f:
         f.write(head + "\n\n" + text + "\n")
+    if bench.perf_split is not None:
+        split = perfsplit.table(bench.perf_split)
+        print("\nWhere the file manager's CPU went (perf, by library):\n" + split)
+        with open(os.path.join(args.out, "fm-perf.md"), "w") as f:
+            f.write(head + "\n\n" + split + "\n")
+        with open(os.path.join(args.out, "fm-perf.json"), "w") as f:
+            json.dump([dict(key=list(k), **v) for k, v in sorted(bench.perf_split.items())], f, indent=1)
     with open(os.path.join(args.out, "fm-latest.json"), "w") as f:
         json.dump({"head": head, "rows": bench.rows, "samples": [dict(zip(("fm", "side", "size", "view", "figure"), k), values=v)
                                                                    for k, v in sorted(bench.samples.items())],

@@ -1,0 +1,134 @@
+"""make bench-fm --perf: where the file manager's CPU goes in each phase, by library.
+
+The heartbeat says how long the main loop was away, and the sampler (SYNCBADGE_PROBE_SAMPLE)
+which Python line held it; neither says how much of a phase's CPU was Python's and how much
+the file manager's own, GTK's or the drawing libraries'. `perf record -a` on the whole run,
+with the monotonic clock the bench stamps its phases with, gives that: each sample of the
+file manager's process inside a phase's window is counted against its library's group.
+
+Python's own frames are not in perf's view (Debian 12's Python 3.11 has no perf
+trampolines): everything the interpreter runs, the extension's code and the probe's
+heartbeat alike, counts as "Python".
+"""
+
+import bisect
+import collections
+import os
+import re
+import shutil
+import signal
+import subprocess
+
+FREQ = 997      # samples a second per CPU: about 1 ms of CPU each, off the timer ticks
+
+# A library's group, by the first pattern its path matches.
+GROUPS = [
+    ("Python", r"libpython|/python3\.\d+$|/lib-dynload/"),
+    ("PyGObject", r"/gi/_gi|libffi|libgirepository"),
+    ("file manager", r"/(nautilus|nemo|caja|dolphin)[^/]*$|lib(nautilus|nemo|caja)-extension|libdolphin|"
+                     r"/(nautilus|nemo|caja)/|kf\d/overlayicon"),
+    ("GTK", r"libgtk-|libgdk-3|libgail|libatk"),
+    ("Qt/KF", r"libQt|libKF"),
+    ("GLib", r"libglib-|libgobject-|libgio-|libgmodule-"),
+    ("drawing", r"libcairo|libpixman|libpango|libharfbuzz|libfreetype|librsvg|libgdk_pixbuf|libfontconfig|"
+                r"libpng|libthai|libfribidi|libX|libxcb|libepoxy|libGL|libEGL|/gdk-pixbuf-2\.0/|libxml2"),
+    ("libc", r"libc\.so|libm\.so|ld-linux|libstdc\+\+|libpcre"),
+    ("kernel", r"\[kernel"),
+]
+NAMES = [g for g, _ in GROUPS] + ["other"]
+_PATTERNS = [(g, re.compile(p)) for g, p in GROUPS]
+_LINE = re.compile(r"^\s*(.*?)\s+(\d+)/(\d+)\s+(\d+\.\d+):\s+[0-9a-f]+\s+(.*?)\s+\(([^()]*)\)\s*$")
+
+
+def group(dso):
+    for g, p in _PATTERNS:
+        if p.search(dso):
+            return g
+    return "other"
+
+
+class Recorder(object):
+    """`perf record -a` from start() to stop(), to PATH."""
+
+    def __init__(self, path):
+        if shutil.which("perf") is None:
+            raise SystemExit("--perf needs perf (apt-get install linux-perf)")
+        self.path = path
+        self.proc = None
+
+    def start(self):
+        self.log = open(self.path + ".log", "ab")
+        self.proc = subprocess.Popen(["perf", "record", "-a", "-k", "CLOCK_MONOTONIC", "-F", str(FREQ),
+                                      "-o", self.path], stdin=subprocess.DEVNULL, stdout=self.log,
+                                     stderr=self.log, start_new_session=True)
+
+    def stop(self):
+        if self.proc is None:
+            return
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.wait(120)
+        self.proc = None
+        self.log.close()
+
+
+def split(path, phases):
+    """phases: [(key, pid, t0, t1)]. Returns {key: {"n": windows, "ms": {group: ms},
+    "top": [(symbol (library), ms)], "elsewhere": [(process, ms)]}}, each over all windows of
+    that key (not averaged); "elsewhere" is every other process's CPU in the same windows (Xvfb
+    drawing, syncbadged answering), by the name of its main thread."""
+    out = {}
+    for key, _, _, _ in phases:
+        entry = out.setdefault(key, {"n": 0, "ms": collections.Counter(), "symbols": collections.Counter(),
+                                     "elsewhere": collections.Counter()})
+        entry["n"] += 1
+    ordered = sorted((t0, t1, pid, key) for key, pid, t0, t1 in phases)
+    starts = [w[0] for w in ordered]
+    names = {}
+    ms = 1000.0 / FREQ
+    proc = subprocess.Popen(["perf", "script", "-i", path, "-F", "comm,pid,tid,time,ip,sym,dso"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, errors="replace")
+    for line in proc.stdout:
+        m = _LINE.match(line)
+        if not m:
+            continue
+        pid = int(m.group(2))
+        if pid == 0:
+            continue            # idle
+        if pid == int(m.group(3)) or pid not in names:
+            names[pid] = m.group(1)     # the main thread's name, else any thread's (NIO-ELT-0-#0)
+        t = float(m.group(4))
+        i = bisect.bisect_right(starts, t) - 1      # the windows follow one another, never overlap
+        if i < 0 or t > ordered[i][1]:
+            continue
+        _, _, owner, key = ordered[i]
+        if pid == owner:
+            dso = m.group(6)
+            out[key]["ms"][group(dso)] += ms
+            out[key]["symbols"]["%s (%s)" % (m.group(5) or "?", os.path.basename(dso))] += ms
+        else:
+            out[key]["elsewhere"][pid] += ms
+    proc.wait()
+    for entry in out.values():
+        entry["top"] = entry.pop("symbols").most_common(8)
+        entry["ms"] = dict(entry["ms"])
+        by_name = collections.Counter()
+        for pid, v in entry["elsewhere"].items():
+            by_name[names.get(pid, str(pid))] += v
+        entry["elsewhere"] = by_name.most_common(4)
+    return out
+
+
+def table(result):
+    """Markdown: one line per (fm, side, size, view, phase), CPU ms a window and each group's
+    share of it."""
+    lines = ["| file manager | side | folder | view | phase | windows | CPU ms a window | "
+             + " | ".join(NAMES) + " | elsewhere, ms a window |",
+             "|---|---|---|---|---|---:|---:|" + "---:|" * len(NAMES) + "---|"]
+    for key in sorted(result):
+        entry = result[key]
+        total = sum(entry["ms"].values())
+        shares = " | ".join(("%.0f%%" % (100 * entry["ms"].get(g, 0) / total)) if total else "–" for g in NAMES)
+        n = max(entry["n"], 1)
+        elsewhere = ", ".join("%s %.0f" % (name, v / n) for name, v in entry["elsewhere"])
+        lines.append("| %s | %d | %.0f | %s | %s |" % (" | ".join(key), entry["n"], total / n, shares, elsewhere))
+    return "\n".join(lines)
