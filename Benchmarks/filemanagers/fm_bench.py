@@ -736,7 +736,10 @@ def main():
         with open(os.path.join(args.out, "fm-perf.md"), "w") as f:
             f.write(head + "\n\n" + split + "\n")
         with open(os.path.join(args.out, "fm-perf.json"), "w") as f:
-            json.dump([dict(key=list(k), **v) for k, v in sorted(bench.perf_split.items())], f, indent=1)
+            # The windows too (pid, monotonic start and end), to read the kept perf.data again.
+            json.dump({"phases": [dict(key=list(k), **v) for k, v in sorted(bench.perf_split.items())],
+                       "windows": [dict(key=list(k), pid=pid, t0=t0, t1=t1) for k, pid, t0, t1 in bench.phases]},
+                      f, indent=1)
     with open(os.path.join(args.out, "fm-latest.json"), "w") as f:
         json.dump({"head": head, "rows": bench.rows, "samples": [dict(zip(("fm", "side", "size", "view", "figure"), k), values=v)
                                                                    for k, v in sorted(bench.samples.items())],
