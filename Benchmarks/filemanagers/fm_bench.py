@@ -591,10 +591,11 @@ class Bench(object):
 
     def run(self):
         self.setup()
-        if self.args.perf:
-            self.perf = perfsplit.Recorder(os.path.join(self.work, "perf.data"))
-            self.perf.start()
         try:
+            if self.args.perf:
+                recorder = perfsplit.Recorder(os.path.join(self.work, "perf.data"))
+                recorder.start()
+                self.perf = recorder
             for run in range(self.runs):
                 for fm in self.args.fm:
                     for size in self.sizes():
@@ -609,11 +610,13 @@ class Bench(object):
                                 except Exception as ex:
                                     log("FAILED %s %s %s %s: %s" % (fm, side, size, view, ex))
         finally:
-            if self.perf is not None:
-                # Before teardown: perf.data is in the work directory.
-                self.perf.stop()
-                self.perf_split = perfsplit.split(self.perf.path, self.phases)
-            self.teardown()
+            try:
+                if self.perf is not None:
+                    # Before teardown: perf.data is in the work directory.
+                    self.perf.stop()
+                    self.perf_split = perfsplit.split(self.perf.path, self.phases)
+            finally:
+                self.teardown()
         self.summarise()
 
     def summarise(self):

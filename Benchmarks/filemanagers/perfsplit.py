@@ -18,6 +18,7 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 
 FREQ = 997      # samples a second per CPU: about 1 ms of CPU each, off the timer ticks
 
@@ -61,6 +62,14 @@ class Recorder(object):
         self.proc = subprocess.Popen(["perf", "record", "-a", "-k", "CLOCK_MONOTONIC", "-F", str(FREQ),
                                       "-o", self.path], stdin=subprocess.DEVNULL, stdout=self.log,
                                      stderr=self.log, start_new_session=True)
+        # perf fails at once where it may not watch every CPU (not root, and
+        # kernel.perf_event_paranoid above 0): say so before the run, not after it.
+        time.sleep(0.5)
+        if self.proc.poll() is not None:
+            self.log.close()
+            with open(self.path + ".log", "rb") as f:
+                said = f.read().decode("utf-8", "replace").strip()[-600:]
+            raise SystemExit("--perf: perf record exited at once (%s): %s" % (self.proc.returncode, said))
 
     def stop(self):
         if self.proc is None:
@@ -132,3 +141,64 @@ def table(result):
         elsewhere = ", ".join("%s %.0f" % (name, v / n) for name, v in entry["elsewhere"])
         lines.append("| %s | %d | %.0f | %s | %s |" % (" | ".join(key), entry["n"], total / n, shares, elsewhere))
     return "\n".join(lines)
+
+
+def timeline(path, pid, t0, t1, bin_ms=50):
+    """CPU ms of each process in `bin_ms` bins of one window: [(bin start in s from t0,
+    {process: ms})], the file manager's process named "FM". Shows what a window waited on:
+    bins where the file manager is idle and another process is not."""
+    bins = collections.defaultdict(collections.Counter)
+    names = {}
+    ms = 1000.0 / FREQ
+    proc = subprocess.Popen(["perf", "script", "-i", path, "-F", "comm,pid,tid,time,ip,sym,dso"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, errors="replace")
+    for line in proc.stdout:
+        m = _LINE.match(line)
+        if not m:
+            continue
+        p = int(m.group(2))
+        if p == 0:
+            continue
+        if p == int(m.group(3)) or p not in names:
+            names[p] = m.group(1)
+        t = float(m.group(4))
+        if t0 <= t <= t1:
+            bins[int((t - t0) * 1000 // bin_ms)][p] += ms
+    proc.wait()
+    out = []
+    for b in range(int((t1 - t0) * 1000 // bin_ms) + 1):
+        row = collections.Counter()
+        for p, v in bins[b].items():
+            row["FM" if p == pid else names.get(p, str(p))] += v
+        out.append((b * bin_ms / 1000.0, dict(row)))
+    return out
+
+
+def main():
+    import argparse
+    import json
+    ap = argparse.ArgumentParser(description="One window of a kept bench-fm --perf run, in time: "
+                                 "each process's CPU per bin (what the window waited on).")
+    ap.add_argument("perf_data", help="the work directory's perf.data (bench-fm --perf --keep)")
+    ap.add_argument("perf_json", help="OUT/fm-perf.json of the same run")
+    ap.add_argument("key", help="fm,side,size,view,phase (dolphin,syncbadge,20000,icon,open)")
+    ap.add_argument("--index", type=int, default=0, help="which window of that key (0: the first)")
+    ap.add_argument("--bin-ms", type=int, default=50)
+    args = ap.parse_args()
+    want = args.key.split(",")
+    windows = [w for w in json.load(open(args.perf_json))["windows"] if w["key"] == want]
+    if len(windows) <= args.index:
+        raise SystemExit("no window %d of %s in %s" % (args.index, args.key, args.perf_json))
+    w = windows[args.index]
+    rows = timeline(args.perf_data, w["pid"], w["t0"], w["t1"], args.bin_ms)
+    procs = collections.Counter()
+    for _, row in rows:
+        procs.update(row)
+    top = ["FM"] + [p for p, _ in procs.most_common() if p != "FM"][:5]
+    print("from s | " + " | ".join(top) + " | (CPU ms per %d ms)" % args.bin_ms)
+    for start, row in rows:
+        print("%6.2f | " % start + " | ".join("%4.0f" % row.get(p, 0) for p in top))
+
+
+if __name__ == "__main__":
+    main()
