@@ -80,6 +80,28 @@ class Recorder(object):
         self.log.close()
 
 
+def _samples(path, names):
+    """(pid, time, symbol, library) of every sample in `path` but the idle task's, in order;
+    `names` {pid: process name} is filled on the way (the main thread's name, else any
+    thread's: NIO-ELT-0-#0)."""
+    proc = subprocess.Popen(["perf", "script", "-i", path, "-F", "comm,pid,tid,time,ip,sym,dso"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, errors="replace")
+    try:
+        for line in proc.stdout:
+            m = _LINE.match(line)
+            if not m:
+                continue
+            pid = int(m.group(2))
+            if pid == 0:
+                continue            # idle
+            if pid == int(m.group(3)) or pid not in names:
+                names[pid] = m.group(1)
+            yield pid, float(m.group(4)), m.group(5), m.group(6)
+    finally:
+        proc.stdout.close()
+        proc.wait()
+
+
 def split(path, phases):
     """phases: [(key, pid, t0, t1)]. Returns {key: {"n": windows, "ms": {group: ms},
     "top": [(symbol (library), ms)], "elsewhere": [(process, ms)]}}, each over all windows of
@@ -94,29 +116,16 @@ def split(path, phases):
     starts = [w[0] for w in ordered]
     names = {}
     ms = 1000.0 / FREQ
-    proc = subprocess.Popen(["perf", "script", "-i", path, "-F", "comm,pid,tid,time,ip,sym,dso"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, errors="replace")
-    for line in proc.stdout:
-        m = _LINE.match(line)
-        if not m:
-            continue
-        pid = int(m.group(2))
-        if pid == 0:
-            continue            # idle
-        if pid == int(m.group(3)) or pid not in names:
-            names[pid] = m.group(1)     # the main thread's name, else any thread's (NIO-ELT-0-#0)
-        t = float(m.group(4))
+    for pid, t, sym, dso in _samples(path, names):
         i = bisect.bisect_right(starts, t) - 1      # the windows follow one another, never overlap
         if i < 0 or t > ordered[i][1]:
             continue
         _, _, owner, key = ordered[i]
         if pid == owner:
-            dso = m.group(6)
             out[key]["ms"][group(dso)] += ms
-            out[key]["symbols"]["%s (%s)" % (m.group(5) or "?", os.path.basename(dso))] += ms
+            out[key]["symbols"]["%s (%s)" % (sym or "?", os.path.basename(dso))] += ms
         else:
             out[key]["elsewhere"][pid] += ms
-    proc.wait()
     for entry in out.values():
         entry["top"] = entry.pop("symbols").most_common(8)
         entry["ms"] = dict(entry["ms"])
@@ -150,21 +159,9 @@ def timeline(path, pid, t0, t1, bin_ms=50):
     bins = collections.defaultdict(collections.Counter)
     names = {}
     ms = 1000.0 / FREQ
-    proc = subprocess.Popen(["perf", "script", "-i", path, "-F", "comm,pid,tid,time,ip,sym,dso"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, errors="replace")
-    for line in proc.stdout:
-        m = _LINE.match(line)
-        if not m:
-            continue
-        p = int(m.group(2))
-        if p == 0:
-            continue
-        if p == int(m.group(3)) or p not in names:
-            names[p] = m.group(1)
-        t = float(m.group(4))
+    for p, t, _, _ in _samples(path, names):
         if t0 <= t <= t1:
             bins[int((t - t0) * 1000 // bin_ms)][p] += ms
-    proc.wait()
     out = []
     for b in range(int((t1 - t0) * 1000 // bin_ms) + 1):
         row = collections.Counter()
