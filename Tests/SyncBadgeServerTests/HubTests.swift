@@ -31,6 +31,40 @@ import SyncBadgeWatchEvents
         #expect(viewer.pushes().contains("GONE /r/b"))
     }
 
+    /// One step whose pushes would not fit under a viewer's output cap (a recursive SET of a
+    /// big folder) gives it one RESET at once, not the first megabyte of pushes and then the
+    /// RESET; a step that fits is pushed line by line, to the same viewer, before and after.
+    @Test func aStepTooBigForTheOutputCapIsOneResetAtOnce() throws {
+        let h = try HubHarness()
+        // Over 1 MiB of ITEM lines: 12,000 of more than 100 bytes.
+        let names = (0..<12_000).map { "a-file-name-long-enough-that-twelve-thousand-lines-pass-a-mebibyte-\($0)" }
+        try h.addRoot(files: names)
+        try h.addRoot("/small", files: ["x", "y"])
+        let viewer = try h.connect()
+        #expect(try viewer.request("OBSERVE /r").last == "OK count=12000")
+        #expect(try viewer.request("OBSERVE /small").last == "OK count=2")
+        _ = viewer.pushes()
+        let provider = try h.connect(role: .provider)
+        let small = provider.send("SET syncing /small recursive=1")
+        h.passBarriers()
+        #expect(provider.answer(small).first?.hasPrefix("OK") == true)
+        #expect(viewer.pushes().filter { $0.hasPrefix("ITEM /small") }.count == 3)
+        let set = provider.send("SET synced /r recursive=1")
+        h.passBarriers()
+        #expect(provider.answer(set).first?.hasPrefix("OK") == true)
+        let pushes = viewer.pushes()
+        #expect(pushes.filter { $0.hasPrefix("RESET") } == ["RESET /r"])
+        #expect(!pushes.contains { $0.hasPrefix("ITEM") })
+        // What it relists is the new state.
+        let listing = try viewer.request("LIST /r")
+        #expect(listing.count == 12_001)
+        #expect(listing.dropLast().allSatisfy { $0.hasPrefix("ITEM /r/") && $0.contains(" synced ") })
+        let after = provider.send("SET pending /small/x")
+        h.passBarriers()
+        #expect(provider.answer(after).first?.hasPrefix("OK") == true)
+        #expect(viewer.pushes().contains { $0.hasPrefix("ITEM /small/x pending") })
+    }
+
     @Test func anOverflowRescanResetsObserversAndChangeFeeds() throws {
         let h = try HubHarness()
         try h.addRoot(files: ["a"])

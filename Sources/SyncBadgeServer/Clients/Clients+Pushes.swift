@@ -19,12 +19,29 @@ extension Clients {
         outbox.write(id, line)
     }
 
+    /// One push of a `publish`, before it is written: its line is `lines[line]`.
+    private struct Due {
+        var line: Int
+        var id: ID
+        var what: Backpressure.Push
+    }
+
     /// Turns what changed in the tree into pushes: `GONE` for what disappeared, then `ITEM`
     /// for every entry whose visible state changed, to the observers of it and of its parent.
     /// Returns the roots whose own state changed, to announce (a new root was announced when
     /// it was added).
+    ///
+    /// A client whose pushes from this one step would not fit under its output's cap gets
+    /// none of its observed directories' pushes, and `* RESET <dir>` for each of them at once:
+    /// they are all made before it can read any, so it would get the first megabyte and then
+    /// the same `RESET` (Backpressure) and read the first megabyte again in the listing it asks
+    /// for. A recursive `SET` of 20,000 files was 12,000 pushes, a `RESET`, and a listing of
+    /// 20,000 lines to every viewer of the folder; now a `RESET` and the listing
+    /// (PERFORMANCE.md, "Where the file manager's CPU goes").
     mutating func publish(_ changes: [StateTree.Change], _ removals: [StateTree.Removal], tree: inout StateTree,
                           outbox: inout Outbox) -> [[UInt8]] {
+        var lines: [WireLine] = []
+        var due: [Due] = []
         for r in removals {
             var targets = observers.observers(of: r.parent) ?? []
             if r.wasDirectory {
@@ -34,8 +51,10 @@ extension Clients {
                 }
             }
             guard !targets.isEmpty else { continue }
-            let line = Gone(r.path).wireLine(head: "*")
-            for id in targets { push(line, .observed(observers.isObserving(id, r.parent) ? r.parent : nil), to: id, outbox: &outbox) }
+            lines.append(Gone(r.path).wireLine(head: "*"))
+            for id in targets {
+                due.append(Due(line: lines.count - 1, id: id, what: .observed(observers.isObserving(id, r.parent) ? r.parent : nil)))
+            }
         }
         var rootsChanged: [[UInt8]] = []
         for c in changes {
@@ -51,11 +70,43 @@ extension Clients {
             }
             if isRoot, let before = c.before, before.state != after.state { rootsChanged.append(after.path) }
             guard parentObs != nil || ownObs != nil else { continue }
-            let line = after.wireLine(head: "*")
+            lines.append(after.wireLine(head: "*"))
             var targets = parentObs ?? []
             if let ownObs { targets.formUnion(ownObs) }
-            for id in targets { push(line, .observed(ownObs?.contains(id) == true ? c.node : c.parent), to: id, outbox: &outbox) }
+            for id in targets {
+                due.append(Due(line: lines.count - 1, id: id, what: .observed(ownObs?.contains(id) == true ? c.node : c.parent)))
+            }
+        }
+        let flooded = flooded(due, lines, outbox: &outbox)
+        var resets: [ID: Set<StateTree.NodeID>] = [:]
+        for d in due {
+            if !flooded.isEmpty, flooded.contains(d.id), case .observed(let node?) = d.what {
+                resets[d.id, default: []].insert(node)
+                continue
+            }
+            push(lines[d.line], d.what, to: d.id, outbox: &outbox)
+        }
+        for (id, nodes) in resets.sorted(by: { $0.key < $1.key }) {
+            for node in nodes.sorted() where observers.isObserving(id, node) {
+                outbox.write(id, Reset(tree.path(node)).wireLine(head: "*"))
+            }
         }
         return rootsChanged
+    }
+
+    /// The clients, reading at the time, whose pushes in `due` would take them over the cap
+    /// (Outbox.highWater). One already behind is left to Backpressure.
+    private mutating func flooded(_ due: [Due], _ lines: [WireLine], outbox: inout Outbox) -> Set<ID> {
+        // A client gets each line once at most. A small step is left to Backpressure push by
+        // push, as before (it can only fill a client already near the cap): most steps are a
+        // few lines, to any number of viewers, and cost no count by client here.
+        guard lines.reduce(0, { $0 + $1.bytes.count + 1 }) > Outbox.highWater / 16 else { return [] }
+        var bytes: [ID: Int] = [:]
+        for d in due { bytes[d.id, default: 0] += lines[d.line].bytes.count + 1 }
+        var out: Set<ID> = []
+        for (id, n) in bytes where self[id]?.output == .writable && outbox.heldBytes(id) + n > Outbox.highWater {
+            out.insert(id)
+        }
+        return out
     }
 }
