@@ -614,7 +614,10 @@ class Bench(object):
                 if self.perf is not None:
                     # Before teardown: perf.data is in the work directory.
                     self.perf.stop()
-                    self.perf_split = perfsplit.split(self.perf.path, self.phases)
+                    try:
+                        self.perf_split = perfsplit.split(self.perf.path, self.phases)
+                    except Exception as ex:     # the figures are still worth printing
+                        log("the perf split failed: %r" % (ex,))
             finally:
                 self.teardown()
         self.summarise()
@@ -708,6 +711,8 @@ def main():
     ap.add_argument("--perf", action="store_true",
                     help="perf record the run and split each open's and flip's CPU by library (OUT/fm-perf.md)")
     args = ap.parse_args()
+    if args.perf:
+        perfsplit.require()
     args.fm = args.fm.split(",")
     args.sides = args.sides.split(",")
     args.views = args.views.split(",")

@@ -18,6 +18,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 
 FREQ = 997      # samples a second per CPU: about 1 ms of CPU each, off the timer ticks
@@ -48,18 +49,25 @@ def group(dso):
     return "other"
 
 
+def require():
+    """Stops the bench before it sets anything up where there is no perf."""
+    if shutil.which("perf") is None:
+        raise SystemExit("--perf needs perf (apt-get install linux-perf)")
+
+
 class Recorder(object):
     """`perf record -a` from start() to stop(), to PATH."""
 
     def __init__(self, path):
-        if shutil.which("perf") is None:
-            raise SystemExit("--perf needs perf (apt-get install linux-perf)")
+        require()
         self.path = path
         self.proc = None
 
     def start(self):
         self.log = open(self.path + ".log", "ab")
-        self.proc = subprocess.Popen(["perf", "record", "-a", "-k", "CLOCK_MONOTONIC", "-F", str(FREQ),
+        # cpu-clock, not perf's default `cycles` where the hardware counts them: a sample is then
+        # 1/FREQ s of CPU, which is what split() adds up.
+        self.proc = subprocess.Popen(["perf", "record", "-a", "-e", "cpu-clock", "-k", "CLOCK_MONOTONIC", "-F", str(FREQ),
                                       "-o", self.path], stdin=subprocess.DEVNULL, stdout=self.log,
                                      stderr=self.log, start_new_session=True)
         # perf fails at once where it may not watch every CPU (not root, and
@@ -74,10 +82,18 @@ class Recorder(object):
     def stop(self):
         if self.proc is None:
             return
-        self.proc.send_signal(signal.SIGINT)
-        self.proc.wait(120)
-        self.proc = None
-        self.log.close()
+        try:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(120)
+            except subprocess.TimeoutExpired:
+                # A perf left running would record the whole machine until reboot.
+                self.proc.kill()
+                self.proc.wait()
+                raise
+        finally:
+            self.proc = None
+            self.log.close()
 
 
 def _samples(path, names):
@@ -86,10 +102,16 @@ def _samples(path, names):
     thread's: NIO-ELT-0-#0)."""
     proc = subprocess.Popen(["perf", "script", "-i", path, "-F", "comm,pid,tid,time,ip,sym,dso"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, errors="replace")
+    unread, first = 0, None
     try:
         for line in proc.stdout:
             m = _LINE.match(line)
             if not m:
+                # A perf whose `perf script` prints another layout would otherwise give a split
+                # of nothing with no word why.
+                if line.strip():
+                    unread += 1
+                    first = first or line.strip()
                 continue
             pid = int(m.group(2))
             if pid == 0:
@@ -100,6 +122,8 @@ def _samples(path, names):
     finally:
         proc.stdout.close()
         proc.wait()
+        if unread:
+            sys.stderr.write("perfsplit: %d line(s) of perf script not read, the first: %s\n" % (unread, first))
 
 
 def split(path, phases):
