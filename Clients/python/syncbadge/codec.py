@@ -116,9 +116,9 @@ def is_id(value):
 
 # Option keys seen well-formed, raw -> text: a daemon's lines repeat a handful (state=, gen=,
 # kind=...), and looking one up costs less than matching _OPTION_START on every field of a
-# 20,000-line listing (with no copies in Message._of, a line's parse went from 5.1 to 3.3 us:
-# PERFORMANCE.md, "Where the file manager's CPU goes"). Bounded, as a peer may send any number
-# of distinct keys.
+# 20,000-line listing (with no copies in Message._of, a pushed line into a follower went from
+# 7.8 to 5.5 us: PERFORMANCE.md, "Where the file manager's CPU goes"). Bounded, as a peer may
+# send any number of distinct keys.
 _KNOWN_KEYS = {}
 _KNOWN_KEYS_MAX = 256
 
