@@ -208,7 +208,8 @@ bench: release
 # the stall timeline's plot in Benchmarks/results (fm-latest.{md,json}, fm-stalls.png). QUICK=1:
 # one run, 20,000 files and the 10,000-file tree in icon view, shorter trickle. BENCH_FM_ARGS passes
 # more (--fm nautilus --sizes 20000 --views list --runs 5 --plot docs/images/fm-stalls.png --keep).
-# The daemon: SYNCBADGED, else the release build when there is one, else this build's debug one.
+# The daemon: SYNCBADGED, else this checkout's release build, built (or found up to date) first:
+# a release binary left from an older commit would be measured as this one.
 # matplotlib draws the plot, perf splits CPU by library with --perf (APT_PACKAGES_BENCH, out of make
 # test's list). Nextcloud's extensions
 # come out of Debian's nautilus-nextcloud, nemo-nextcloud and caja-nextcloud .debs (apt-get
@@ -235,9 +236,8 @@ bench-fm-deps: deps
 
 bench-fm: bench-fm-deps
 	@bin="$(SYNCBADGED)"; \
-	if [ -z "$$bin" ]; then bin=$(abspath $(SCRATCH))/release/syncbadged; fi; \
-	if [ ! -x "$$bin" ]; then $(SWIFT) build $(SWIFT_FLAGS) --product syncbadged || exit 1; \
-	  bin=$$($(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)/syncbadged; fi; \
+	if [ -z "$$bin" ]; then $(SWIFT) build $(RELEASE_FLAGS) --product syncbadged || exit 1; \
+	  bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/syncbadged; fi; \
 	PATH=/usr/bin:$$PATH SYNCBADGED=$$bin NEXTCLOUD_EXT=$(abspath $(NEXTCLOUD_EXT)) \
 	  xvfb-run -a -s '-screen 0 1280x800x24' /usr/bin/python3 Benchmarks/filemanagers/fm_bench.py \
 	  $(if $(filter 1,$(QUICK)),--quick) $(BENCH_FM_ARGS)
