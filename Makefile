@@ -32,7 +32,7 @@ DESTDIR ?=
 # links it so only when SYNCBADGE_STATIC_CLI=1: that flag needs --static-swift-stdlib). Every
 # release invocation exports it, so that they all read the manifest the same way.
 RELEASE_FLAGS = -c release --static-swift-stdlib $(SWIFT_FLAGS)
-release install install-files bench reliability: export SYNCBADGE_STATIC_CLI = 1
+release install install-files bench bench-fm reliability: export SYNCBADGE_STATIC_CLI = 1
 BIN := $(DESTDIR)$(PREFIX)/bin
 SHARE := $(DESTDIR)$(PREFIX)/share
 UNITS := $(DESTDIR)$(PREFIX)/lib/systemd/user

@@ -593,9 +593,9 @@ class Bench(object):
         self.setup()
         try:
             if self.args.perf:
-                recorder = perfsplit.Recorder(os.path.join(self.work, "perf.data"))
-                recorder.start()
-                self.perf = recorder
+                # Kept before it starts: the finally below stops whatever it started.
+                self.perf = perfsplit.Recorder(os.path.join(self.work, "perf.data"))
+                self.perf.start()
             for run in range(self.runs):
                 for fm in self.args.fm:
                     for size in self.sizes():
@@ -612,11 +612,12 @@ class Bench(object):
         finally:
             try:
                 if self.perf is not None:
-                    # Before teardown: perf.data is in the work directory.
-                    self.perf.stop()
+                    # Before teardown: perf.data is in the work directory. A perf that does not
+                    # stop, or a split that fails, costs the split only: the figures still print.
                     try:
+                        self.perf.stop()
                         self.perf_split = perfsplit.split(self.perf.path, self.phases)
-                    except Exception as ex:     # the figures are still worth printing
+                    except Exception as ex:
                         log("the perf split failed: %r" % (ex,))
             finally:
                 self.teardown()

@@ -66,8 +66,9 @@ class Recorder(object):
     def start(self):
         self.log = open(self.path + ".log", "ab")
         # cpu-clock, not perf's default `cycles` where the hardware counts them: a sample is then
-        # 1/FREQ s of CPU, which is what split() adds up.
-        self.proc = subprocess.Popen(["perf", "record", "-a", "-e", "cpu-clock", "-k", "CLOCK_MONOTONIC", "-F", str(FREQ),
+        # 1/FREQ s of CPU, which is what split() adds up. -B: no build-id pass over every DSO
+        # sampled, which stop() would wait for; `perf script` reads this machine's files by path.
+        self.proc = subprocess.Popen(["perf", "record", "-a", "-B", "-e", "cpu-clock", "-k", "CLOCK_MONOTONIC", "-F", str(FREQ),
                                       "-o", self.path], stdin=subprocess.DEVNULL, stdout=self.log,
                                      stderr=self.log, start_new_session=True)
         # perf fails at once where it may not watch every CPU (not root, and

@@ -61,7 +61,7 @@ boot_stop() {
   # (as it passes job control on) and never reaps it; the container's last process then waits
   # for that zombie forever, and the nsenter holds whatever descriptors the caller had (a
   # build lock wrapped around `make test-package`). Its child ends with the container.
-  [ -n "$init" ] && pkill -KILL -f "^nsenter -t $init -a " 2> /dev/null
+  [ -n "$init" ] && pkill -KILL -f "^nsenter -t $init -a " 2> /dev/null || true
   if [ -n "$nspawn" ] && kill -0 "$nspawn" 2> /dev/null; then
     kill -TERM "$nspawn" 2> /dev/null   # nspawn asks the container's systemd to power off
     for _ in $(seq 150); do kill -0 "$nspawn" 2> /dev/null || break; sleep 0.1; done

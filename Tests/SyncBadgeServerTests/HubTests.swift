@@ -65,6 +65,77 @@ import SyncBadgeWatchEvents
         #expect(viewer.pushes().contains { $0.hasPrefix("ITEM /small/x pending") })
     }
 
+    /// A step over the size the daemon counts (64 KiB) that still fits under the cap: every
+    /// line is pushed, no RESET.
+    @Test func aStepUnderTheCapIsPushedLineByLineHoweverBig() throws {
+        let h = try HubHarness()
+        // About 200 KB of ITEM lines: 2,000 of about 100 bytes.
+        let names = (0..<2_000).map { "a-file-name-long-enough-that-two-thousand-lines-pass-sixty-four-kibibytes-\($0)" }
+        try h.addRoot(files: names)
+        let viewer = try h.connect()
+        #expect(try viewer.request("OBSERVE /r").last == "OK count=2000")
+        _ = viewer.pushes()
+        let provider = try h.connect(role: .provider)
+        let set = provider.send("SET synced /r recursive=1")
+        h.passBarriers()
+        #expect(provider.answer(set).first?.hasPrefix("OK") == true)
+        let pushes = viewer.pushes()
+        #expect(!pushes.contains { $0.hasPrefix("RESET") })
+        #expect(Set(pushes.filter { $0.hasPrefix("ITEM /r/") && $0.contains(" synced ") }).count == 2_000)
+    }
+
+    /// In one step too big for the cap: a reading viewer of the big directory gets its RESET at
+    /// once; a viewer already backed up gets it when it reads again (Backpressure), once; a
+    /// viewer of a small directory in the same step gets its pushes line by line.
+    @Test func aBigStepResetsOnlyTheViewersItFloods() throws {
+        let h = try HubHarness()
+        let names = (0..<12_000).map { "a-file-name-long-enough-that-twelve-thousand-lines-pass-a-mebibyte-\($0)" }
+        try h.addRoot(files: names + ["d/x", "d/y"])
+        let (reading, behind, small) = (try h.connect(), try h.connect(), try h.connect())
+        for v in [reading, behind] { #expect(try v.request("OBSERVE /r").last == "OK count=12001") }
+        #expect(try small.request("OBSERVE /r/d").last == "OK count=2")
+        for v in [reading, behind, small] { _ = v.pushes() }
+        behind.setWritable(false)
+        let provider = try h.connect(role: .provider)
+        let set = provider.send("SET synced /r recursive=1")
+        h.passBarriers()
+        #expect(provider.answer(set).first?.hasPrefix("OK") == true)
+        let read = reading.pushes()
+        #expect(read.filter { $0.hasPrefix("RESET") } == ["RESET /r"])
+        #expect(!read.contains { $0.hasPrefix("ITEM /r/") })
+        #expect(behind.pushes() == [])
+        let smallPushes = small.pushes()
+        #expect(!smallPushes.contains { $0.hasPrefix("RESET") })
+        for path in ["/r/d/x", "/r/d/y", "/r/d"] {
+            #expect(smallPushes.contains { $0.hasPrefix("ITEM \(path) synced ") })
+        }
+        behind.setWritable(true)
+        #expect(behind.pushes().filter { $0.hasPrefix("RESET") } == ["RESET /r"])
+    }
+
+    /// A directory removed in the step that also missed a push about it: the viewer, behind,
+    /// is not told to reset it when it reads again, even once a new directory of the same name
+    /// is observed (its node may be the freed one).
+    @Test func aRemovedDirectoryIsNotResetForAPushMissedInTheSameStep() throws {
+        let h = try HubHarness()
+        try h.addRoot(files: ["a", "d/x"])
+        let viewer = try h.connect()
+        #expect(try viewer.request("OBSERVE /r").last == "OK count=2")
+        #expect(try viewer.request("OBSERVE /r/d").last == "OK count=1")
+        _ = viewer.pushes()
+        viewer.setWritable(false)
+        // `rm -r d` as the watcher reports it: a file first, then the directory.
+        h.hub.apply([.deleted(path: Array("/r/d/x".utf8), wasDirectory: false),
+                     .deleted(path: Array("/r/d".utf8), wasDirectory: true)])
+        var scan = ScanTree()
+        scan.append(parent: -1, name: Array("z".utf8), kind: .file)
+        h.hub.apply([.directoryAppeared(path: Array("/r/d".utf8), subtree: scan)])
+        let again = viewer.send("OBSERVE /r/d")
+        viewer.setWritable(true)
+        #expect(viewer.answer(again).last == "OK count=1")
+        #expect(viewer.pushes().filter { $0.hasPrefix("RESET") } == ["RESET /r"])
+    }
+
     @Test func anOverflowRescanResetsObserversAndChangeFeeds() throws {
         let h = try HubHarness()
         try h.addRoot(files: ["a"])

@@ -19,11 +19,39 @@ extension Clients {
         outbox.write(id, line)
     }
 
-    /// One push of a `publish`, before it is written: its line is `lines[line]`.
+    /// A step's line above which its bytes are counted per client (flooded): 64 KiB, a
+    /// sixteenth of the cap. Below, it can only fill a client already near the cap, which
+    /// Backpressure handles push by push, and most steps are a few lines to any number of
+    /// viewers, which then cost no count.
+    static let stepCountedAbove = Outbox.highWater / 16
+
+    /// One line of a `publish`, before it is written, with who gets it: the observers of the
+    /// entry's parent and of the entry itself (a directory's own, or a removed directory's
+    /// last). The sets are the observer index's own (shared, not copied), so a step costs a
+    /// record per line whatever the number of viewers.
     private struct Due {
-        var line: Int
-        var id: ID
-        var what: Backpressure.Push
+        var line: WireLine
+        var node: StateTree.NodeID
+        var parent: StateTree.NodeID
+        var gone: Bool
+        var parentObs: Set<ID>?
+        var ownObs: Set<ID>?
+
+        /// Each target once, with what its push is about: a `GONE` is about the parent for its
+        /// observers (nil for the removed directory's own, which cannot be reset); an `ITEM`
+        /// about the entry for its own observers, else the parent.
+        func forEachTarget(_ body: (ID, Backpressure.Push) -> Void) {
+            if let parentObs {
+                for id in parentObs {
+                    body(id, .observed(gone || ownObs?.contains(id) != true ? parent : node))
+                }
+            }
+            if let ownObs {
+                for id in ownObs where parentObs?.contains(id) != true {
+                    body(id, .observed(gone ? nil : node))
+                }
+            }
+        }
     }
 
     /// Turns what changed in the tree into pushes: `GONE` for what disappeared, then `ITEM`
@@ -31,30 +59,32 @@ extension Clients {
     /// Returns the roots whose own state changed, to announce (a new root was announced when
     /// it was added).
     ///
-    /// A client whose pushes from this one step would not fit under its output's cap gets
+    /// A client whose pushes from this one step would be dropped at its output's cap gets
     /// none of its observed directories' pushes, and `* RESET <dir>` for each of them at once:
     /// they are all made before it can read any, so it would get the first megabyte and then
     /// the same `RESET` (Backpressure) and read the first megabyte again in the listing it asks
     /// for. A recursive `SET` of 20,000 files was 12,000 pushes, a `RESET`, and a listing of
     /// 20,000 lines to every viewer of the folder; now a `RESET` and the listing
-    /// (PERFORMANCE.md, "Where the file manager's CPU goes").
+    /// (PERFORMANCE.md, "The daemon: a step too big for the cap").
     mutating func publish(_ changes: [StateTree.Change], _ removals: [StateTree.Removal], tree: inout StateTree,
                           outbox: inout Outbox) -> [[UInt8]] {
-        var lines: [WireLine] = []
         var due: [Due] = []
+        var stepBytes = 0
+        // Removed directories' observers forget them after the pushes: a `GONE` of an entry
+        // in one, earlier in the step, would otherwise mark it missed again (Backpressure).
+        var unobserved: [(ID, StateTree.NodeID)] = []
         for r in removals {
-            var targets = observers.observers(of: r.parent) ?? []
+            let parentObs = observers.observers(of: r.parent)
+            var ownObs: Set<ID>?
             if r.wasDirectory {
-                for id in observers.removed(r.node) {
-                    targets.insert(id)
-                    self[id]?.backpressure.removed(r.node)
-                }
+                let own = observers.removed(r.node)
+                if !own.isEmpty { ownObs = own }
+                for id in own { unobserved.append((id, r.node)) }
             }
-            guard !targets.isEmpty else { continue }
-            lines.append(Gone(r.path).wireLine(head: "*"))
-            for id in targets {
-                due.append(Due(line: lines.count - 1, id: id, what: .observed(observers.isObserving(id, r.parent) ? r.parent : nil)))
-            }
+            guard parentObs != nil || ownObs != nil else { continue }
+            let line = Gone(r.path).wireLine(head: "*")
+            stepBytes += line.bytes.count + 1
+            due.append(Due(line: line, node: r.node, parent: r.parent, gone: true, parentObs: parentObs, ownObs: ownObs))
         }
         var rootsChanged: [[UInt8]] = []
         for c in changes {
@@ -70,42 +100,59 @@ extension Clients {
             }
             if isRoot, let before = c.before, before.state != after.state { rootsChanged.append(after.path) }
             guard parentObs != nil || ownObs != nil else { continue }
-            lines.append(after.wireLine(head: "*"))
-            var targets = parentObs ?? []
-            if let ownObs { targets.formUnion(ownObs) }
-            for id in targets {
-                due.append(Due(line: lines.count - 1, id: id, what: .observed(ownObs?.contains(id) == true ? c.node : c.parent)))
-            }
+            let line = after.wireLine(head: "*")
+            stepBytes += line.bytes.count + 1
+            due.append(Due(line: line, node: c.node, parent: c.parent, gone: false, parentObs: parentObs, ownObs: ownObs))
         }
-        let flooded = flooded(due, lines, outbox: &outbox)
-        var resets: [ID: Set<StateTree.NodeID>] = [:]
+        let flooded = stepBytes > Self.stepCountedAbove ? flooded(due, outbox: &outbox) : []
+        var resets: [ID: [StateTree.NodeID]] = [:]
         for d in due {
-            if !flooded.isEmpty, flooded.contains(d.id), case .observed(let node?) = d.what {
-                resets[d.id, default: []].insert(node)
-                continue
+            d.forEachTarget { id, what in
+                if !flooded.isEmpty, flooded.contains(id), case .observed(let node?) = what {
+                    // Most of a flip's lines are about one directory: no set insert for each.
+                    if resets[id]?.last != node { resets[id, default: []].append(node) }
+                    return
+                }
+                push(d.line, what, to: id, outbox: &outbox)
             }
-            push(lines[d.line], d.what, to: d.id, outbox: &outbox)
         }
+        for (id, node) in unobserved { self[id]?.backpressure.removed(node) }
         for (id, nodes) in resets.sorted(by: { $0.key < $1.key }) {
-            for node in nodes.sorted() where observers.isObserving(id, node) {
+            for node in Set(nodes).sorted() where observers.isObserving(id, node) {
                 outbox.write(id, Reset(tree.path(node)).wireLine(head: "*"))
             }
         }
         return rootsChanged
     }
 
-    /// The clients, reading at the time, whose pushes in `due` would take them over the cap
-    /// (Outbox.highWater). One already behind is left to Backpressure.
-    private mutating func flooded(_ due: [Due], _ lines: [WireLine], outbox: inout Outbox) -> Set<ID> {
-        // A client gets each line once at most. A small step is left to Backpressure push by
-        // push, as before (it can only fill a client already near the cap): most steps are a
-        // few lines, to any number of viewers, and cost no count by client here.
-        guard lines.reduce(0, { $0 + $1.bytes.count + 1 }) > Outbox.highWater / 16 else { return [] }
-        var bytes: [ID: Int] = [:]
-        for d in due { bytes[d.id, default: 0] += lines[d.line].bytes.count + 1 }
+    /// The clients, reading at the time, that would drop a push of this step at the cap
+    /// (Outbox.highWater), as `admit` would, line by line: a push about an observed directory
+    /// that comes once they hold more than the cap. One already behind is left to Backpressure.
+    private mutating func flooded(_ due: [Due], outbox: inout Outbox) -> Set<ID> {
+        var held: [ID: Int] = [:]
+        // Not reading (left to Backpressure), or already found flooded.
+        var settled: Set<ID> = []
         var out: Set<ID> = []
-        for (id, n) in bytes where self[id]?.output == .writable && outbox.heldBytes(id) + n > Outbox.highWater {
-            out.insert(id)
+        for d in due {
+            let n = d.line.bytes.count + 1
+            d.forEachTarget { id, what in
+                guard !settled.contains(id) else { return }
+                let h: Int
+                if let known = held[id] {
+                    h = known
+                } else if isWritable(id) {
+                    h = outbox.heldBytes(id)
+                } else {
+                    settled.insert(id)
+                    return
+                }
+                if case .observed(_?) = what, h > Outbox.highWater {
+                    out.insert(id)
+                    settled.insert(id)
+                    return
+                }
+                held[id] = h + n
+            }
         }
         return out
     }

@@ -95,6 +95,14 @@ struct Clients {
 
     private static func isActive(_ c: inout Client) -> Bool { c.output != .closing }
 
+    /// Connected, and its connection takes output (not backed up, not closing).
+    mutating func isWritable(_ id: ID) -> Bool {
+        guard let i = slot(id) else { return false }
+        return Self.isWritable(&slots[i].client!)
+    }
+
+    private static func isWritable(_ c: inout Client) -> Bool { c.output == .writable }
+
     // The hot paths below reach a client in place: a plain read of `self[id]` copies the whole
     // struct, a retain and a release for each of its sets.
 

@@ -176,13 +176,25 @@ final class HubHarness {
         return client
     }
 
-    /// Registers `/r` holding `names` (files), answering the watcher's scan as it would.
+    /// Registers `/r` holding `names` (files; "d/x" is a file in directory d, made on its first
+    /// name), answering the watcher's scan as it would.
     func addRoot(_ root: String = "/r", files names: [String]) throws {
         let admin = try connect(role: .admin)
         let tag = admin.send("ADD-ROOT \(root)")
         guard let token = watcher.lastAddRootToken else { throw HarnessError("no scan asked for") }
         var scan = ScanTree()
-        for n in names { scan.append(parent: -1, name: Array(n.utf8), kind: .file) }
+        var dirs: [Substring: Int32] = [:]
+        for n in names {
+            var parent: Int32 = -1
+            var name = Substring(n)
+            if let slash = n.firstIndex(of: "/") {
+                let dir = n[..<slash]
+                if dirs[dir] == nil { dirs[dir] = scan.append(parent: -1, name: Array(dir.utf8), kind: .dir) }
+                parent = dirs[dir]!
+                name = n[n.index(after: slash)...]
+            }
+            scan.append(parent: parent, name: Array(name.utf8), kind: .file)
+        }
         hub.apply([.rootAdded(root: Array(root.utf8), token: token, result: .success(RootScan(scan: scan, ignoreFile: nil, watches: 1, degraded: nil)))])
         while let q = queued, q.pending > 0 { q.runAll() }
         let answer = admin.answer(tag)
