@@ -43,12 +43,6 @@ import SyncBadgeCore
         return (lines, token)
     }
 
-    func set(_ h: HubHarness, _ c: FakeClient, _ line: String) -> [String] {
-        let tag = c.send(line)
-        h.passBarriers()
-        return c.answer(tag)
-    }
-
     @Test func helloAnnouncesTheNewCapabilities() throws {
         let h = try HubHarness()
         let c = h.stranger()
@@ -71,7 +65,7 @@ import SyncBadgeCore
         let token = try #require(tokenSent)
         // Nothing yet, not even the PING behind it; pushes still flow.
         #expect(v.answer(tag) == [] && v.answer(ping) == [])
-        _ = set(h, p, "SET syncing /r/a progress=5")
+        _ = h.set(p, "SET syncing /r/a progress=5")
         #expect(v.pushes().contains { $0.hasPrefix("ITEM /r/a syncing") })
         #expect(try p.request("ANSWER \(token) message=queued%20for%20upload") == ["OK"])
         let lines = v.lines()
@@ -128,8 +122,8 @@ import SyncBadgeCore
         let v = try h.connect()
         _ = try v.request("OBSERVE /r")
         let p = try h.connect(role: .provider, name: "one-shot")
-        #expect(set(h, p, "SET syncing /r/a progress=40 lease=60").first?.hasPrefix("OK gen=") == true)
-        #expect(set(h, p, "SET syncing /r/b").first?.hasPrefix("OK gen=") == true)
+        #expect(h.set(p, "SET syncing /r/a progress=40 lease=60").first?.hasPrefix("OK gen=") == true)
+        #expect(h.set(p, "SET syncing /r/b").first?.hasPrefix("OK gen=") == true)
         #expect(h.store.state.withLock { $0.leases.count } == 1)
         p.disconnect()
         // b went with the connection; a stays for its lease.
@@ -149,9 +143,9 @@ import SyncBadgeCore
         let h = try HubHarness()
         try h.addRoot(files: ["a"])
         let p = try h.connect(role: .provider)
-        _ = set(h, p, "SET syncing /r/a lease=60")
+        _ = h.set(p, "SET syncing /r/a lease=60")
         #expect(h.hub.providers.held.timer.isArmed)
-        _ = set(h, p, "SET synced /r/a")
+        _ = h.set(p, "SET synced /r/a")
         #expect(!h.hub.providers.held.timer.isArmed)
         #expect(h.store.state.withLock { $0.leases.isEmpty })
         h.loop.advanceTime(by: .seconds(61))
@@ -163,10 +157,10 @@ import SyncBadgeCore
         try h.addRoot(files: ["a"])
         let p = try h.connect(role: .provider)
         for bad in ["0", "86401", "-1", "soon", "1.5"] {
-            #expect(set(h, p, "SET syncing /r/a lease=\(bad)").first?.hasPrefix("ERR bad-request") == true)
+            #expect(h.set(p, "SET syncing /r/a lease=\(bad)").first?.hasPrefix("ERR bad-request") == true)
         }
-        #expect(set(h, p, "SET syncing /r/a lease=86400").first?.hasPrefix("OK") == true)
-        #expect(set(h, p, "SET synced /r/a lease=soon").first?.hasPrefix("OK") == true)
+        #expect(h.set(p, "SET syncing /r/a lease=86400").first?.hasPrefix("OK") == true)
+        #expect(h.set(p, "SET synced /r/a lease=soon").first?.hasPrefix("OK") == true)
         #expect(!h.hub.providers.held.timer.isArmed)
     }
 
@@ -174,15 +168,15 @@ import SyncBadgeCore
         let h = try HubHarness()
         try h.addRoot(files: ["a", "b"])
         let p = try h.connect(role: .provider)
-        _ = set(h, p, "SET syncing /r/a")
-        _ = set(h, p, "SET syncing /r/b")
+        _ = h.set(p, "SET syncing /r/a")
+        _ = h.set(p, "SET syncing /r/b")
         // As at start, with both stored `syncing` and no lease.
         h.restoreLeases([])
         let v = try h.connect()
         _ = try v.request("OBSERVE /r")
         h.loop.advanceTime(by: .seconds(10))
         // The provider came back for b.
-        _ = set(h, p, "SET syncing /r/b progress=80")
+        _ = h.set(p, "SET syncing /r/b progress=80")
         h.loop.advanceTime(by: .seconds(20))
         let pushes = v.pushes()
         #expect(pushes.contains { $0.hasPrefix("ITEM /r/a pending") && $0.contains("restarted") })
@@ -194,7 +188,7 @@ import SyncBadgeCore
         let h = try HubHarness()
         try h.addRoot(files: ["a"])
         let p = try h.connect(role: .provider)
-        _ = set(h, p, "SET syncing /r/a lease=5")
+        _ = h.set(p, "SET syncing /r/a lease=5")
         let stored = try h.store.leases()
         #expect(stored.count == 1)
         h.loop.advanceTime(by: .seconds(3))
@@ -210,8 +204,8 @@ import SyncBadgeCore
         let h = try HubHarness()
         try h.addRoot(files: ["a", "b"])
         let p = try h.connect(role: .provider)
-        _ = set(h, p, "SET syncing /r/a")
-        _ = set(h, p, "SET syncing /r/b")
+        _ = h.set(p, "SET syncing /r/a")
+        _ = h.set(p, "SET syncing /r/b")
         let v = try h.connect()
         _ = try v.request("OBSERVE /r")
         // As at start: a's stored lease ran out a second ago, b has none (held).
@@ -232,9 +226,9 @@ import SyncBadgeCore
         try h.addRoot(files: ["a"])
         let p = try h.connect(role: .provider)
         h.hub.apply([.deleted(path: Array("/r/a".utf8), wasDirectory: false)])
-        _ = set(h, p, "SET syncing /r/a lease=60")
+        _ = h.set(p, "SET syncing /r/a lease=60")
         #expect(h.store.state.withLock { $0.leases.count } == 1)
-        _ = set(h, p, "SET synced /r/a")
+        _ = h.set(p, "SET synced /r/a")
         #expect(try p.request("STATUS /r/a").first?.hasPrefix("ERR not-found") == true)
         #expect(h.store.state.withLock { $0.leases.isEmpty })
         #expect(!h.hub.providers.held.timer.isArmed)
@@ -252,8 +246,8 @@ import SyncBadgeCore
         #expect(v.pushes() == ["ROOT /r unknown provider=st watches=1", "TOOLBAR name=Pause tooltip=Pause%20syncing provider=st"])
         #expect(try p.request("DEFINE-TOOLBAR name=Resume tooltip=Resume%20syncing") == ["OK"])
         #expect(v.pushes() == ["TOOLBAR name=Resume tooltip=Resume%20syncing provider=st"])
-        _ = set(h, p, "SET syncing /r/a")
-        _ = set(h, p, "SET syncing /r/b lease=600")
+        _ = h.set(p, "SET syncing /r/a")
+        _ = h.set(p, "SET syncing /r/b lease=600")
         _ = v.pushes()
         #expect(try p.request("UNCLAIM /r") == ["OK"])
         let pushes = v.pushes()

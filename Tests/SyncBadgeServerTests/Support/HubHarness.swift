@@ -209,6 +209,13 @@ final class HubHarness {
     /// Answers every barrier the hub asks for, as the watcher does once the events queued
     /// before it are delivered, until it asks for none (SETs queued behind the first ask for
     /// their own).
+    /// Sends a request that waits for the watcher's barrier (a `SET`); its answer.
+    func set(_ c: FakeClient, _ line: String) -> [String] {
+        let tag = c.send(line)
+        passBarriers()
+        return c.answer(tag)
+    }
+
     func passBarriers() {
         var tokens = watcher.takeBarriers()
         while !tokens.isEmpty {
