@@ -209,6 +209,26 @@ def emblems(shot, colours, min_area=40):
     return out
 
 
+def grid_cells(found, near=20):
+    """The cell of each emblem of `found` (emblems()) on the grid they lie on, in reading order,
+    counted from the column of the leftmost and the row of the topmost: an icon view's rows of
+    equal columns, or a list's one column. A file without its emblem between two with theirs
+    shows as a cell skipped (the states alone cannot tell: three missing in a row of states
+    that repeat every three read the same)."""
+    def axis(values):
+        starts = []
+        for v in sorted(values):
+            if not starts or v - starts[-1] >= near:
+                starts.append(v)
+        return starts[0], min((b - a for a, b in zip(starts, starts[1:])), default=None)
+    x0, dx = axis([x for _, x, _ in found])
+    y0, dy = axis([y for _, _, y in found])
+    col = [round((x - x0) / dx) if dx else 0 for _, x, _ in found]
+    row = [round((y - y0) / dy) if dy else 0 for _, _, y in found]
+    columns = max(col) + 1
+    return [r * columns + c for r, c in zip(row, col)]
+
+
 def changed_pixels(a, b, step=5):
     """How many of every `step`-th pixel differ between two screenshots of one size."""
     n = 0

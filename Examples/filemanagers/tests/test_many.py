@@ -222,7 +222,8 @@ class ManyFilesTests(sc.Scenario, unittest.TestCase):
     def wait_daemon_states(self, what, timeout=60, last=False):
         """Screenshots until the emblems on the screen, in reading order, are the daemon's states
         of the files shown first (at least 8 of them), or with `last` of the files at the end of
-        the folder (the view scrolled there); (the screenshot, its emblems)."""
+        the folder (the view scrolled there), with none missing between them; (the screenshot,
+        its emblems)."""
         expected = self.daemon_states(60, last)
         seen = []
 
@@ -232,7 +233,10 @@ class ManyFilesTests(sc.Scenario, unittest.TestCase):
             seen[:] = [found]
             states = [s for s, _, _ in found]
             if len(states) >= 8 and states == (expected[-len(states):] if last else expected[:len(states)]):
-                return shot, found
+                # Every file in between has its emblem: none still to be drawn.
+                cells = fs.grid_cells(found)
+                if cells == list(range(0 if not last else cells[0], cells[0] + len(cells))):
+                    return shot, found
             os.unlink(shot.png)
             self.shots -= 1
             return None
