@@ -615,8 +615,8 @@ class Bench(object):
                     # Before teardown: perf.data is in the work directory. A perf that does not
                     # stop, or a split that fails, costs the split only: the figures still print.
                     try:
-                        self.perf.stop()
-                        self.perf_split = perfsplit.split(self.perf.path, self.phases)
+                        if self.perf.stop():
+                            self.perf_split = perfsplit.split(self.perf.path, self.phases)
                     except Exception as ex:
                         log("the perf split failed: %r" % (ex,))
             finally:

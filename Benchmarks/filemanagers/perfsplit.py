@@ -75,14 +75,16 @@ class Recorder(object):
         # kernel.perf_event_paranoid above 0): say so before the run, not after it.
         time.sleep(0.5)
         if self.proc.poll() is not None:
+            self.proc = None        # nothing for stop() to stop, nor to split
             self.log.close()
             with open(self.path + ".log", "rb") as f:
                 said = f.read().decode("utf-8", "replace").strip()[-600:]
             raise SystemExit("--perf: perf record exited at once (%s): %s" % (self.proc.returncode, said))
 
     def stop(self):
+        """Whether there was a recording to stop (then self.path holds it)."""
         if self.proc is None:
-            return
+            return False
         try:
             self.proc.send_signal(signal.SIGINT)
             try:
@@ -95,6 +97,7 @@ class Recorder(object):
         finally:
             self.proc = None
             self.log.close()
+        return True
 
 
 def _samples(path, names):

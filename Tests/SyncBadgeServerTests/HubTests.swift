@@ -50,7 +50,8 @@ import SyncBadgeWatchEvents
         #expect(h.set(provider, "SET synced /r recursive=1").first?.hasPrefix("OK") == true)
         let pushes = viewer.pushes()
         #expect(pushes.filter { $0.hasPrefix("RESET") } == ["RESET /r"])
-        #expect(!pushes.contains { $0.hasPrefix("ITEM") })
+        // Only the observed directory's own line, which its listing does not hold.
+        #expect(pushes.filter { $0.hasPrefix("ITEM") }.map { $0.split(separator: " ")[1] } == ["/r"])
         // What it relists is the new state.
         let listing = try viewer.request("LIST /r")
         #expect(listing.count == 12_001)
@@ -73,7 +74,55 @@ import SyncBadgeWatchEvents
         #expect(h.set(provider, "SET synced /r recursive=1").first?.hasPrefix("OK") == true)
         let pushes = viewer.pushes()
         #expect(!pushes.contains { $0.hasPrefix("RESET") })
-        #expect(Set(pushes.filter { $0.hasPrefix("ITEM /r/") && $0.contains(" synced ") }).count == 2_000)
+        #expect(pushes.filter { $0.hasPrefix("ITEM /r/") && $0.contains(" synced ") }.count == 2_000)
+    }
+
+    /// The rule is the cap's, line by line: a step whose last line is the one that takes the
+    /// viewer's output past the cap is pushed whole (that line is written, as `Clients.push`
+    /// writes it); with one byte more held before the step, that line would be dropped, and the
+    /// viewer gets its RESET instead.
+    @Test func aStepIsResetOnlyIfAPushOfItWouldBeDropped() throws {
+        let names = (0..<2_000).map { "a-file-name-long-enough-that-two-thousand-lines-pass-sixty-four-kibibytes-\($0)" }
+        // The flip, with `held` bytes already in the viewer's output when it is published;
+        // its pushes but the filler.
+        func flip(held: Int) throws -> [String] {
+            let runner = QueuedWorkerThread()
+            let h = try HubHarness(storeThread: runner)
+            try h.addRoot(files: names)
+            let viewer = try h.connect()
+            #expect(try viewer.request("OBSERVE /r").last == "OK count=2000")
+            _ = viewer.pushes()
+            let provider = try h.connect(role: .provider)
+            let set = provider.send("SET synced /r recursive=1")
+            // The SET is applied, and published, once the files' thread has looked at the
+            // paths; every step before hands each client its output at its end, so the filler
+            // is written just before that thread's work completes.
+            h.passBarriers()
+            while runner.pending > 0 {
+                var left = held
+                while left > 0 {
+                    // "* FILL x…x\n", at least 8 bytes a line: the last two share what is left.
+                    let n = left >= 2_000 ? 1_000 : (left > 1_000 ? left / 2 : left)
+                    h.hub.outbox.writeLines(viewer.id, Array("* FILL \(String(repeating: "x", count: n - 8))\n".utf8))
+                    left -= n
+                }
+                runner.runAll()
+                h.passBarriers()
+            }
+            #expect(provider.answer(set).first?.hasPrefix("OK") == true)
+            return viewer.pushes().filter { !$0.hasPrefix("FILL") }
+        }
+        let whole = try flip(held: 0).filter { $0.hasPrefix("ITEM") }
+        #expect(whole.count == 2_001)
+        let bytes = whole.reduce(0) { $0 + $1.utf8.count + 3 }    // "* " and the LF
+        let last = whole.last!.utf8.count + 3
+        let atTheCap = Outbox.highWater - (bytes - last)
+        let fits = try flip(held: atTheCap)
+        #expect(fits.filter { $0.hasPrefix("ITEM") } == whole)
+        #expect(!fits.contains { $0.hasPrefix("RESET") })
+        let over = try flip(held: atTheCap + 1)
+        #expect(over.filter { $0.hasPrefix("RESET") } == ["RESET /r"])
+        #expect(over.filter { $0.hasPrefix("ITEM") }.map { $0.split(separator: " ")[1] } == ["/r"])
     }
 
     /// In one step too big for the cap: a reading viewer of the big directory gets its RESET at
@@ -83,10 +132,10 @@ import SyncBadgeWatchEvents
         let h = try HubHarness()
         let names = (0..<12_000).map { "a-file-name-long-enough-that-twelve-thousand-lines-pass-a-mebibyte-\($0)" }
         try h.addRoot(files: names + ["d/x", "d/y"])
-        let (reading, behind, small) = (try h.connect(), try h.connect(), try h.connect())
-        for v in [reading, behind] { #expect(try v.request("OBSERVE /r").last == "OK count=12001") }
-        #expect(try small.request("OBSERVE /r/d").last == "OK count=2")
-        for v in [reading, behind, small] { _ = v.pushes() }
+        let (reading, behind, small, both) = (try h.connect(), try h.connect(), try h.connect(), try h.connect())
+        for v in [reading, behind, both] { #expect(try v.request("OBSERVE /r").last == "OK count=12001") }
+        for v in [small, both] { #expect(try v.request("OBSERVE /r/d").last == "OK count=2") }
+        for v in [reading, behind, small, both] { _ = v.pushes() }
         behind.setWritable(false)
         let provider = try h.connect(role: .provider)
         #expect(h.set(provider, "SET synced /r recursive=1").first?.hasPrefix("OK") == true)
@@ -99,13 +148,18 @@ import SyncBadgeWatchEvents
         for path in ["/r/d/x", "/r/d/y", "/r/d"] {
             #expect(smallPushes.contains { $0.hasPrefix("ITEM \(path) synced ") })
         }
+        // A viewer of both: each reset, and each one's own line.
+        let bothPushes = both.pushes()
+        #expect(Set(bothPushes.filter { $0.hasPrefix("RESET") }) == ["RESET /r", "RESET /r/d"])
+        #expect(Set(bothPushes.filter { $0.hasPrefix("ITEM") }.map { $0.split(separator: " ")[1] }) == ["/r", "/r/d"])
+        #expect(bothPushes.filter { $0.hasPrefix("ITEM") }.count == 2)
         behind.setWritable(true)
         #expect(behind.pushes().filter { $0.hasPrefix("RESET") } == ["RESET /r"])
     }
 
     /// A directory removed in the step that also missed a push about it: the viewer, behind,
     /// is not told to reset it when it reads again, even once a new directory of the same name
-    /// is observed (its node may be the freed one).
+    /// is observed (on the same node: the deleted entry's tombstone, made live again).
     @Test func aRemovedDirectoryIsNotResetForAPushMissedInTheSameStep() throws {
         let h = try HubHarness()
         try h.addRoot(files: ["a", "d/x"])

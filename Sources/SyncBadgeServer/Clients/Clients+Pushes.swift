@@ -54,13 +54,26 @@ extension Clients {
         }
     }
 
+    /// The directories a flooded client is to reset. Most of a flip's lines are about one
+    /// directory: the last one is kept apart, so they cost no set insert each.
+    private struct Resets {
+        var last: StateTree.NodeID?
+        var nodes: Set<StateTree.NodeID> = []
+
+        mutating func add(_ node: StateTree.NodeID) {
+            last = node
+            nodes.insert(node)
+        }
+    }
+
     /// Turns what changed in the tree into pushes: `GONE` for what disappeared, then `ITEM`
     /// for every entry whose visible state changed, to the observers of it and of its parent.
     /// Returns the roots whose own state changed, to announce (a new root was announced when
     /// it was added).
     ///
     /// A client whose pushes from this one step would be dropped at its output's cap gets
-    /// none of its observed directories' pushes, and `* RESET <dir>` for each of them at once:
+    /// none of its observed directories' pushes (but each one's own `ITEM`), and `* RESET
+    /// <dir>` for each of them at once:
     /// they are all made before it can read any, so it would get the first megabyte and then
     /// the same `RESET` (Backpressure) and read the first megabyte again in the listing it asks
     /// for. A recursive `SET` of 20,000 files was 12,000 pushes, a `RESET`, and a listing of
@@ -105,20 +118,21 @@ extension Clients {
             due.append(Due(line: line, node: c.node, parent: c.parent, gone: false, parentObs: parentObs, ownObs: ownObs))
         }
         let flooded = stepBytes > Self.stepCountedAbove ? flooded(due, outbox: &outbox) : []
-        var resets: [ID: [StateTree.NodeID]] = [:]
+        var resets: [ID: Resets] = [:]
         for d in due {
             d.forEachTarget { id, what in
-                if !flooded.isEmpty, flooded.contains(id), case .observed(let node?) = what {
-                    // Most of a flip's lines are about one directory: no set insert for each.
-                    if resets[id]?.last != node { resets[id, default: []].append(node) }
+                // An observed directory's own line is still pushed: its `LIST` after the
+                // `RESET` holds its children, not itself.
+                if !flooded.isEmpty, flooded.contains(id), case .observed(let node?) = what, d.gone || node != d.node {
+                    if resets[id]?.last != node { resets[id, default: Resets()].add(node) }
                     return
                 }
                 push(d.line, what, to: id, outbox: &outbox)
             }
         }
         for (id, node) in unobserved { self[id]?.backpressure.removed(node) }
-        for (id, nodes) in resets.sorted(by: { $0.key < $1.key }) {
-            for node in Set(nodes).sorted() where observers.isObserving(id, node) {
+        for (id, r) in resets.sorted(by: { $0.key < $1.key }) {
+            for node in r.nodes.sorted() where observers.isObserving(id, node) {
                 outbox.write(id, Reset(tree.path(node)).wireLine(head: "*"))
             }
         }
@@ -127,7 +141,7 @@ extension Clients {
 
     /// The clients, reading at the time, that would drop a push of this step at the cap
     /// (Outbox.highWater), as `admit` would, line by line: a push about an observed directory
-    /// that comes once they hold more than the cap. One already behind is left to Backpressure.
+    /// that comes once they hold more than the cap. One not writable is left to Backpressure.
     private mutating func flooded(_ due: [Due], outbox: inout Outbox) -> Set<ID> {
         var held: [ID: Int] = [:]
         // Not reading (left to Backpressure), or already found flooded.

@@ -188,6 +188,7 @@ final class HubHarness {
             var parent: Int32 = -1
             var name = Substring(n)
             if let slash = n.firstIndex(of: "/") {
+                precondition(n.lastIndex(of: "/") == slash, "one level of directories: \(n)")
                 let dir = n[..<slash]
                 if dirs[dir] == nil { dirs[dir] = scan.append(parent: -1, name: Array(dir.utf8), kind: .dir) }
                 parent = dirs[dir]!
