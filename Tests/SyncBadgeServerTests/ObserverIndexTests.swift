@@ -100,9 +100,29 @@ import SyncBadgeProtocol
         #expect(r16 == [])
     }
 
+    /// An observed directory's own line is not in the listing a `RESET` brings: it comes back
+    /// by itself, before the reset.
+    @Test func aSlowReaderGetsAnObservedDirectorysOwnLineBack() {
+        var b = Backpressure()
+        for _ in 0..<2 {
+            let dropped = b.push(.own(3), backedUp: true)
+            #expect(!dropped)
+        }
+        _ = b.push(.observed(3), backedUp: true)
+        _ = b.push(.own(5), backedUp: true)
+        #expect(b.hasMissed)
+        let back = b.caughtUp(observing: { $0 == 3 }, subscribed: { _ in true })
+        #expect(back == [.item(3), .reset(3)])
+        let ownOnly = b.push(.own(3), backedUp: true)
+        #expect(!ownOnly)
+        let again = b.caughtUp(observing: { _ in true }, subscribed: { _ in true })
+        #expect(again == [.item(3)])
+    }
+
     @Test func aGoneDirectoryNeedsNoReset() {
         var b = Backpressure()
         _ = b.push(.observed(3), backedUp: true)
+        _ = b.push(.own(3), backedUp: true)
         b.removed(3)
         let r17 = b.caughtUp(observing: { _ in true }, subscribed: { _ in true })
         #expect(r17 == [])

@@ -37,18 +37,16 @@ extension Clients {
         var parentObs: Set<ID>?
         var ownObs: Set<ID>?
 
-        /// Each target once, with what its push is about: a `GONE` is about the parent for its
-        /// observers (nil for the removed directory's own, which cannot be reset); an `ITEM`
-        /// about the entry for its own observers, else the parent.
+        /// Each target once, with what its push is about: the parent for its observers (its
+        /// listing holds the entry); else a directory's own line for its own observers (nil for
+        /// a removed directory's `GONE`, which nothing can stand in for).
         func forEachTarget(_ body: (ID, Backpressure.Push) -> Void) {
             if let parentObs {
-                for id in parentObs {
-                    body(id, .observed(gone || ownObs?.contains(id) != true ? parent : node))
-                }
+                for id in parentObs { body(id, .observed(parent)) }
             }
             if let ownObs {
                 for id in ownObs where parentObs?.contains(id) != true {
-                    body(id, .observed(gone ? nil : node))
+                    body(id, gone ? .observed(nil) : .own(node))
                 }
             }
         }
@@ -72,7 +70,7 @@ extension Clients {
     /// it was added).
     ///
     /// A client whose pushes from this one step would be dropped at its output's cap gets
-    /// none of its observed directories' pushes (but each one's own `ITEM`), and `* RESET
+    /// none of its observed directories' pushes (but their own `ITEM`s), and `* RESET
     /// <dir>` for each of them at once:
     /// they are all made before it can read any, so it would get the first megabyte and then
     /// the same `RESET` (Backpressure) and read the first megabyte again in the listing it asks
@@ -121,9 +119,9 @@ extension Clients {
         var resets: [ID: Resets] = [:]
         for d in due {
             d.forEachTarget { id, what in
-                // An observed directory's own line is still pushed: its `LIST` after the
-                // `RESET` holds its children, not itself.
-                if !flooded.isEmpty, flooded.contains(id), case .observed(let node?) = what, d.gone || node != d.node {
+                // An observed directory's own line is still pushed (`.own`): its `LIST` after
+                // the `RESET` holds its children, not itself.
+                if !flooded.isEmpty, flooded.contains(id), case .observed(let node?) = what {
                     if resets[id]?.last != node { resets[id, default: Resets()].add(node) }
                     return
                 }
@@ -140,8 +138,8 @@ extension Clients {
     }
 
     /// The clients, reading at the time, that would drop a push of this step at the cap
-    /// (Outbox.highWater), as `admit` would, line by line: a push about an observed directory
-    /// that comes once they hold more than the cap. One not writable is left to Backpressure.
+    /// (Outbox.highWater), as `admit` would, line by line: a droppable push that comes once
+    /// they hold more than the cap. One not writable is left to Backpressure.
     private mutating func flooded(_ due: [Due], outbox: inout Outbox) -> Set<ID> {
         var held: [ID: Int] = [:]
         // Not reading (left to Backpressure), or already found flooded.
@@ -160,7 +158,7 @@ extension Clients {
                     settled.insert(id)
                     return
                 }
-                if case .observed(_?) = what, h > Outbox.highWater {
+                if what.droppable, h > Outbox.highWater {
                     out.insert(id)
                     settled.insert(id)
                     return

@@ -101,6 +101,7 @@ final class Hub {
             case .root(let root): outbox.write(id, rootLine(root).wireLine(head: "*"))
             case .badge(let badge): if let line = menus.badgeLine(badge) { outbox.write(id, line) }
             case .toolbar(let name): outbox.write(id, menus.toolbars.current(named: name).toolbar.wireLine(head: "*"))
+            case .item(let node): outbox.write(id, tree.view(node).wireLine(head: "*"))
             case .reset(let node): outbox.write(id, Reset(tree.path(node)).wireLine(head: "*"))
             case .resetChanges(let root): outbox.write(id, ResetChanges(root).wireLine(head: "*"))
             }
