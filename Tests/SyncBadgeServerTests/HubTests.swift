@@ -152,10 +152,11 @@ import SyncBadgeWatchEvents
         for path in ["/r/d/x", "/r/d/y", "/r/d"] {
             #expect(smallPushes.contains { $0.hasPrefix("ITEM \(path) synced ") })
         }
-        // A viewer of both: each reset, and the root's own line (/r/d's is in the listing of /r).
+        // A viewer of both: each reset, and each one's own line.
         let bothPushes = both.pushes()
         #expect(Set(bothPushes.filter { $0.hasPrefix("RESET") }) == ["RESET /r", "RESET /r/d"])
-        #expect(bothPushes.filter { $0.hasPrefix("ITEM") }.map { $0.split(separator: " ")[1] } == ["/r"])
+        #expect(Set(bothPushes.filter { $0.hasPrefix("ITEM") }.map { $0.split(separator: " ")[1] }) == ["/r", "/r/d"])
+        #expect(bothPushes.filter { $0.hasPrefix("ITEM") }.count == 2)
         // The viewer behind: the root's own line as it is now (its listing holds only the
         // children), then the reset.
         behind.setWritable(true)
@@ -163,6 +164,45 @@ import SyncBadgeWatchEvents
         #expect(caughtUp.count == 2)
         #expect(caughtUp.first?.hasPrefix("ITEM /r synced ") == true)
         #expect(caughtUp.last == "RESET /r")
+    }
+
+    /// A slow reader gets the own line of each directory it missed one of, as it is now, if it
+    /// still observes the directory or its parent (whose listing holds the directory): the
+    /// `LIST` after a `RESET` holds only the children. None of a directory gone meanwhile.
+    @Test func aSlowReaderGetsTheOwnLineOfEachDirectoryItStillSees() throws {
+        let h = try HubHarness()
+        try h.addRoot(files: ["a", "p/d/x", "e/y"])
+        let (inside, parent, gone, left) = (try h.connect(), try h.connect(), try h.connect(), try h.connect())
+        for (v, dirs) in [(inside, ["/r/p/d"]), (parent, ["/r/p", "/r/p/d"]), (gone, ["/r/e"]), (left, ["/r", "/r/e"])] {
+            for dir in dirs { #expect(try v.request("OBSERVE \(dir)").last?.hasPrefix("OK count=") == true) }
+            _ = v.pushes()
+            v.setWritable(false)
+        }
+        let provider = try h.connect(role: .provider)
+        #expect(h.set(provider, "SET error /r/p/d/x").first?.hasPrefix("OK") == true)
+        #expect(h.set(provider, "SET error /r/e/y").first?.hasPrefix("OK") == true)
+        // While they are behind, two stop observing a directory whose parent they still observe,
+        // and /r/e goes.
+        let unobserved = [parent.send("UNOBSERVE /r/p/d"), left.send("UNOBSERVE /r/e")]
+        h.hub.apply([.deleted(path: Array("/r/e/y".utf8), wasDirectory: false),
+                     .deleted(path: Array("/r/e".utf8), wasDirectory: true)])
+        for v in [inside, parent, gone, left] { v.setWritable(true) }
+        #expect(parent.answer(unobserved[0]) == ["OK"] && left.answer(unobserved[1]) == ["OK"])
+        func back(_ v: FakeClient) -> [String] { v.pushes().filter { !$0.hasPrefix("ROOT") } }
+        let insideBack = back(inside)
+        #expect(insideBack.count == 2)
+        #expect(insideBack.first?.hasPrefix("ITEM /r/p/d error ") == true)
+        #expect(insideBack.last == "RESET /r/p/d")
+        // It no longer observes /r/p/d: no reset of it, but its line, and its parent's.
+        let parentBack = back(parent)
+        #expect(parentBack.count == 2)
+        #expect(parentBack.contains { $0.hasPrefix("ITEM /r/p error ") } && parentBack.contains { $0.hasPrefix("ITEM /r/p/d error ") })
+        // Its GONE is never dropped, and nothing stands in for what it missed before.
+        #expect(back(gone) == ["GONE /r/e"])
+        let leftBack = back(left)
+        #expect(leftBack.count == 2)
+        #expect(leftBack.first?.hasPrefix("ITEM /r ") == true)
+        #expect(leftBack.last == "RESET /r")
     }
 
     /// A directory removed in the step that also missed a push about it: the viewer, behind,

@@ -101,28 +101,30 @@ import SyncBadgeProtocol
     }
 
     /// An observed directory's own line is not in the listing a `RESET` brings: it comes back
-    /// by itself, before the reset.
+    /// by itself, to a client that still observes the directory or its parent.
     @Test func aSlowReaderGetsAnObservedDirectorysOwnLineBack() {
         var b = Backpressure()
         for _ in 0..<2 {
-            let dropped = b.push(.own(3), backedUp: true)
-            #expect(!dropped)
+            let written = b.push(.own(3, parent: 1), backedUp: true)
+            #expect(!written)
         }
         _ = b.push(.observed(3), backedUp: true)
-        _ = b.push(.own(5), backedUp: true)
+        _ = b.push(.own(5, parent: 2), backedUp: true)
+        _ = b.push(.own(6, parent: 3), backedUp: true)
         #expect(b.hasMissed)
+        // 3 observed; 6's parent is 3; neither 5 nor its parent.
         let back = b.caughtUp(observing: { $0 == 3 }, subscribed: { _ in true })
-        #expect(back == [.item(3), .reset(3)])
-        let ownOnly = b.push(.own(3), backedUp: true)
-        #expect(!ownOnly)
-        let again = b.caughtUp(observing: { _ in true }, subscribed: { _ in true })
-        #expect(again == [.item(3)])
+        #expect(back == [.item(3, parent: 1), .item(6, parent: 3), .reset(3)])
+        let written = b.push(.own(3, parent: 1), backedUp: true)
+        #expect(!written)
+        let again = b.caughtUp(observing: { $0 == 1 }, subscribed: { _ in true })
+        #expect(again == [.item(3, parent: 1)])
     }
 
     @Test func aGoneDirectoryNeedsNoReset() {
         var b = Backpressure()
         _ = b.push(.observed(3), backedUp: true)
-        _ = b.push(.own(3), backedUp: true)
+        _ = b.push(.own(3, parent: 1), backedUp: true)
         b.removed(3)
         let r17 = b.caughtUp(observing: { _ in true }, subscribed: { _ in true })
         #expect(r17 == [])

@@ -37,16 +37,19 @@ extension Clients {
         var parentObs: Set<ID>?
         var ownObs: Set<ID>?
 
-        /// Each target once, with what its push is about: the parent for its observers (its
-        /// listing holds the entry); else a directory's own line for its own observers (nil for
-        /// a removed directory's `GONE`, which nothing can stand in for).
+        /// Each target once, with what its push is about: a directory's own `ITEM` for its own
+        /// observers (its listing holds its children, not itself); else the parent (whose
+        /// listing holds the entry), but for a removed directory's `GONE` to its own observers
+        /// alone (nil: nothing can stand in for it).
         func forEachTarget(_ body: (ID, Backpressure.Push) -> Void) {
             if let parentObs {
-                for id in parentObs { body(id, .observed(parent)) }
+                for id in parentObs {
+                    body(id, gone || ownObs?.contains(id) != true ? .observed(parent) : .own(node, parent: parent))
+                }
             }
             if let ownObs {
                 for id in ownObs where parentObs?.contains(id) != true {
-                    body(id, gone ? .observed(nil) : .own(node))
+                    body(id, gone ? .observed(nil) : .own(node, parent: parent))
                 }
             }
         }

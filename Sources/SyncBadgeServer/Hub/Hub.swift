@@ -101,8 +101,13 @@ final class Hub {
             case .root(let root): outbox.write(id, rootLine(root).wireLine(head: "*"))
             case .badge(let badge): if let line = menus.badgeLine(badge) { outbox.write(id, line) }
             case .toolbar(let name): outbox.write(id, menus.toolbars.current(named: name).toolbar.wireLine(head: "*"))
-            case .item(let node): outbox.write(id, tree.view(node).wireLine(head: "*"))
-            case .reset(let node): outbox.write(id, Reset(tree.path(node)).wireLine(head: "*"))
+            // A directory removed since, its id taken by another entry, or (for a reset) turned
+            // into a file in place: its `GONE` or `ITEM` told the client.
+            case .item(let node, let parent):
+                if tree.isLive(node), tree.parent(node) == parent, tree.record(node).kind != .gone {
+                    outbox.write(id, tree.view(node).wireLine(head: "*"))
+                }
+            case .reset(let node): if tree.record(node).kind == .dir { outbox.write(id, Reset(tree.path(node)).wireLine(head: "*")) }
             case .resetChanges(let root): outbox.write(id, ResetChanges(root).wireLine(head: "*"))
             }
         }

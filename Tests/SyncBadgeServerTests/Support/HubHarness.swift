@@ -176,25 +176,27 @@ final class HubHarness {
         return client
     }
 
-    /// Registers `/r` holding `names` (files; "d/x" is a file in directory d, made on its first
-    /// name), answering the watcher's scan as it would.
+    /// Registers `/r` holding `names` (files; "p/d/x" is a file in directory d of directory p,
+    /// each made on its first name), answering the watcher's scan as it would.
     func addRoot(_ root: String = "/r", files names: [String]) throws {
         let admin = try connect(role: .admin)
         let tag = admin.send("ADD-ROOT \(root)")
         guard let token = watcher.lastAddRootToken else { throw HarnessError("no scan asked for") }
         var scan = ScanTree()
+        // By path below the root.
         var dirs: [Substring: Int32] = [:]
         for n in names {
             var parent: Int32 = -1
-            var name = Substring(n)
-            if let slash = n.firstIndex(of: "/") {
-                precondition(n.lastIndex(of: "/") == slash, "one level of directories: \(n)")
-                let dir = n[..<slash]
-                if dirs[dir] == nil { dirs[dir] = scan.append(parent: -1, name: Array(dir.utf8), kind: .dir) }
+            var slash = n.firstIndex(of: "/")
+            var start = n.startIndex
+            while let end = slash {
+                let dir = n[..<end]
+                if dirs[dir] == nil { dirs[dir] = scan.append(parent: parent, name: Array(n[start..<end].utf8), kind: .dir) }
                 parent = dirs[dir]!
-                name = n[n.index(after: slash)...]
+                start = n.index(after: end)
+                slash = n[start...].firstIndex(of: "/")
             }
-            scan.append(parent: parent, name: Array(name.utf8), kind: .file)
+            scan.append(parent: parent, name: Array(n[start...].utf8), kind: .file)
         }
         hub.apply([.rootAdded(root: Array(root.utf8), token: token, result: .success(RootScan(scan: scan, ignoreFile: nil, watches: 1, degraded: nil)))])
         while let q = queued, q.pending > 0 { q.runAll() }
