@@ -151,7 +151,7 @@ def slow_reader(ctx):
     # Now the slow client reads: what was queued, then exactly one RESET for busy, then a
     # valid stream; a PING sent now is answered once the daemon reads from us again.
     slow.send_raw(b"zz PING\n")
-    lines, before_reset, resets = [], 0, 0
+    lines, before_reset, resets, reset_at = [], 0, 0, None
     deadline = now() + 30
     while True:
         try:
@@ -165,6 +165,7 @@ def slow_reader(ctx):
         if line.kind == "RESET":
             check(line.path == busy, f"RESET for an unexpected dir: {line!r}")
             resets += 1
+            reset_at = len(lines) - 1
         elif resets == 0:
             before_reset += len(raw) + 1
         if line.tag == "zz":
@@ -176,6 +177,14 @@ def slow_reader(ctx):
           f"the slow client received {mb(before_reset)} before its RESET: output not capped near 1 MiB")
     check(counted["bytes"] > 2 * before_reset,
           f"the storm produced only {mb(counted['bytes'])} of pushes; not enough to test the cap")
+    # The directory's own line (its counts) is not in the LIST the RESET asks for: the last one
+    # before the RESET is as the daemon holds it after the storm (no provider: the tombstones
+    # stay, so nothing changes it since).
+    own = [l for l in map(Line, lines[:reset_at]) if l.kind == "ITEM" and l.path == busy]
+    held = slow.status(busy)
+    check(bool(own) and (own[-1].state, own[-1].opts.get("counts")) == (held.state, held.opts.get("counts")),
+          f"the slow client's last line for {busy} before its RESET was {own[-1].raw[:200] if own else None!r}, "
+          f"the daemon holds {held.raw[:200]!r}")
     # After the RESET, LIST gives the truth.
     a = slow.ok("LIST", busy)
     names = sorted(os.listdir(busy))
