@@ -104,7 +104,7 @@ final class Hub {
             // A directory removed since, its id taken by another entry, or (for a reset) turned
             // into a file in place: its `GONE` or `ITEM` told the client.
             case .item(let node, let parent):
-                if tree.isLive(node), tree.parent(node) == parent, tree.record(node).kind != .gone {
+                if tree.isLive(node), tree.parent(node) == parent, !tree.record(node).isTombstone {
                     outbox.write(id, tree.view(node).wireLine(head: "*"))
                 }
             case .reset(let node): if tree.record(node).kind == .dir { outbox.write(id, Reset(tree.path(node)).wireLine(head: "*")) }
