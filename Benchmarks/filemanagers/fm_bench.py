@@ -5,6 +5,7 @@ in the same run (README.md here says what each figure is and how it is measured)
     xvfb-run -a -s '-screen 0 1280x800x24' /usr/bin/python3 Benchmarks/filemanagers/fm_bench.py \
         [--quick] [--fm nautilus,nemo,caja,dolphin] [--sides syncbadge,nextcloud,none] [--runs N] \
         [--out DIR] [--plot PNG]
+    fm_bench.py --merge OUT1/fm-latest.json OUT2/fm-latest.json [--out DIR] [--plot PNG]
 
 Environment: SYNCBADGED (the daemon; default .build/release/syncbadged, else .build/debug),
 NEXTCLOUD_EXT (the .debs' tree from make bench-fm-deps).
@@ -697,6 +698,41 @@ def plot(timelines, path):
     fig.savefig(path, dpi=90)
 
 
+def merge(paths, out, png):
+    """Earlier runs' rows and timelines as one run's: the same table, the same plot. A key two
+    runs both hold is refused: their medians cannot be merged without their samples' runs."""
+    heads, rows, samples, timelines, seen = [], [], [], {}, {}
+    for path in paths:
+        with open(path) as f:
+            run = json.load(f)
+        heads.append(run["head"])
+        samples += run["samples"]
+        for r in run["rows"]:
+            k = (r["fm"], r["side"], r["size"], r["view"], r["figure"])
+            if k in seen:
+                sys.exit("%s and %s both hold %s: merge runs of different file managers or folders"
+                         % (seen[k], path, "/".join(map(str, k))))
+            seen[k] = path
+            rows.append(r)
+        for t in run["timelines"]:
+            timelines[(t["fm"], t["side"])] = [tuple(p) for p in t["points"]]
+    text = table(rows)
+    print("\n".join(heads))
+    print(text)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "fm-latest.md"), "w") as f:
+        f.write("\n".join(heads) + "\n\n" + text + "\n")
+    with open(os.path.join(out, "fm-latest.json"), "w") as f:
+        # A run's shape, so that a merge can be merged again.
+        json.dump({"head": "\n".join(heads), "rows": rows, "samples": samples,
+                   "timelines": [dict(fm=fm, side=side, points=p) for (fm, side), p in sorted(timelines.items())]},
+                  f, indent=1)
+    if timelines:
+        png = png or os.path.join(out, "fm-stalls.png")
+        plot(timelines, png)
+        print("stall timeline: %s" % png)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", default=os.environ.get("QUICK") == "1")
@@ -711,7 +747,13 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, screenshots)")
     ap.add_argument("--perf", action="store_true",
                     help="perf record the run and split each open's and flip's CPU by library (OUT/fm-perf.md)")
+    ap.add_argument("--merge", nargs="+", metavar="JSON",
+                    help="measure nothing: one table and plot of earlier runs' fm-latest.json (a long matrix run "
+                         "one file manager at a time, each with its own --out)")
     args = ap.parse_args()
+    if args.merge:
+        merge(args.merge, args.out, args.plot)
+        return
     if args.perf:
         perfsplit.require()
     args.fm = args.fm.split(",")
