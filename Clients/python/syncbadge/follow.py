@@ -48,7 +48,9 @@ What it follows (PROTOCOL.md):
 
 After a reconnect (a daemon restart, a new epoch) ``connected()`` gives the requests that observe
 every followed directory again and ask what is followed at connect; until their answers come,
-``items()`` is None for each.
+``items()`` is None for each, unless ``disconnected(hold=True)`` kept the last listings: then
+they answer until the new ones come, which report only what differs (``release()`` drops what
+is still held, the caller's bound on how long old states may show).
 """
 
 import collections
@@ -68,6 +70,7 @@ REFUSED = "refused"     # the daemon said no (Directory.code): no items
 ALL = None              # in Changes.dirs: the whole directory (its listing came, went or was replaced)
 SELF = b""              # in Changes.dirs[d]: the name that stands for d's own item
 LISTINGS = ("OBSERVE", "LIST")   # the requests whose data lines data() takes as they come
+_HELD = object()        # _offline(): keep only the listings already held
 LOOKED_MAX = 4096       # STATUS answers kept outside followed directories, least recent dropped
 
 
@@ -100,11 +103,12 @@ def _differs(old, new):
 
 class Directory(object):
     """One followed directory. `items` {name (bytes): Item} once listed (OBSERVED), {} when
-    REFUSED, None before (NEW, ASKED); `own` the directory's own Item when one came (a parent's
-    listing, a push, a STATUS); `code` the ERR code that refused it; `extra` is the caller's
-    (a file manager keeps its file objects there): the follower never reads it."""
+    REFUSED, None before (NEW, ASKED) unless `held` (the last connection's listing, kept by
+    disconnected(hold=True) until the new one comes); `own` the directory's own Item when one
+    came (a parent's listing, a push, a STATUS); `code` the ERR code that refused it; `extra` is
+    the caller's (a file manager keeps its file objects there): the follower never reads it."""
 
-    __slots__ = ("path", "items", "own", "status", "code", "request", "relist", "incoming", "extra")
+    __slots__ = ("path", "items", "own", "status", "code", "request", "relist", "incoming", "held", "extra")
 
     def __init__(self, path):
         self.path = path
@@ -115,6 +119,7 @@ class Directory(object):
         self.request = None     # the OBSERVE waited for
         self.relist = None      # the LIST waited for after a RESET
         self.incoming = None    # (request, {name: Item}) read so far of its answer (data())
+        self.held = False       # items are the last connection's, kept by disconnected(hold=True)
         self.extra = None
 
     @property
@@ -132,7 +137,8 @@ class Changes(object):
       name without an Item now went); ``b""`` (SELF) for the directory's own Item; ALL when the
       whole listing came, went or was replaced. Keys are directories whether followed or not (a
       STATUS answer reports its path under its parent).
-    - listed: directories whose OBSERVE listing came in (each also ALL in dirs).
+    - listed: directories whose OBSERVE listing came in (each also in dirs: ALL, or the names
+      that differ from the listing held since the last connection).
     - refused: {directory: ERR code} of OBSERVEs refused.
     - forgotten: {directory: Directory} no longer followed (given up for the LRU, unfollowed,
       or gone: ``* GONE`` of the directory itself).
@@ -240,8 +246,9 @@ class DirectoryFollower(object):
 
     def connected(self, caps=()):
         """HELLO was answered on a new connection (after a daemon restart too): the requests
-        that observe every followed directory again and ask ROOTS, TOOLBAR, BADGES as chosen."""
-        self.disconnected()
+        that observe every followed directory again and ask ROOTS, TOOLBAR, BADGES as chosen.
+        Listings held by disconnected(hold=True) stay until the new ones replace them."""
+        self._offline(hold=_HELD)
         self.online = True
         self.caps = frozenset(caps)
         out = []
@@ -254,14 +261,43 @@ class DirectoryFollower(object):
             out.append(self._observe(d))
         return out
 
-    def disconnected(self):
+    def disconnected(self, hold=False):
         """The connection closed: every listing, root and toolbar item is dropped (reported in
-        the changes), nothing is waited for. Badges stay: a badge's look outlives connections."""
+        the changes), nothing is waited for. Badges stay: a badge's look outlives connections.
+
+        hold=True keeps each directory's listing instead (items() and item() answer from it, and
+        nothing is reported for it) until the next connection's listing of the directory
+        replaces it, reporting only the entries that differ, or until release(). For a daemon
+        restarted at once (socket activation), where a file manager would otherwise redraw
+        every file shown twice, cleared and then listed again: 20,000 files cost Nautilus two
+        seconds. The caller bounds how long the old states may show by calling release()."""
+        self._offline(hold=hold)
+
+    def release(self):
+        """Ends disconnected(hold=True)'s hold: the listings no new one has replaced yet are
+        dropped and reported, as disconnected() would have."""
+        for d in self.dirs.values():
+            if d.held:
+                d.held = False
+                if d.items is not None:
+                    self._changes._all(d.path)
+                d.items = None
+
+    def _offline(self, hold):
+        """disconnected()'s work. hold: True (keep every listing), False (drop them all) or
+        _HELD (keep only those already held: connected() after disconnected(hold=True))."""
         self.online = False
         for d in self.dirs.values():
-            if d.items is not None or d.own is not None:
+            keep = d.held if hold is _HELD else (hold and (d.held or d.items is not None))
+            if keep:
+                if d.own is not None:
+                    self._changes._name(d.path, SELF)
+            elif d.items is not None or d.own is not None:
                 self._changes._all(d.path)
-            d.items = d.own = d.code = d.request = d.relist = d.incoming = None
+            if not keep:
+                d.items = None
+            d.held = keep
+            d.own = d.code = d.request = d.relist = d.incoming = None
             d.status = NEW
         for path in self.looked:
             self._changes._name(split_path(path)[0], split_path(path)[1])
@@ -444,7 +480,12 @@ class DirectoryFollower(object):
             return []
         d.request = None
         if final.ok:
-            d.items = self._take_listing(d, request, data)
+            items = self._take_listing(d, request, data)
+            if d.held:
+                self._differences(d.path, d.items, items)
+            else:
+                self._changes._all(d.path)
+            d.items = items
             d.status = OBSERVED
             self._changes.listed.add(d.path)
         else:
@@ -453,8 +494,18 @@ class DirectoryFollower(object):
             d.status = REFUSED
             d.code = final.code
             self._changes.refused[d.path] = d.code
-        self._changes._all(d.path)
+            self._changes._all(d.path)
+        d.held = False
         return []
+
+    def _differences(self, path, old, new):
+        """Reports the entries of `path` whose Item differs between two listings of it."""
+        for name, item in new.items():
+            if _differs(old.get(name), item):
+                self._changes._name(path, name)
+        for name in old:
+            if name not in new:
+                self._changes._name(path, name)
 
     def _relisted(self, request, final, data):
         d = self.dirs.get(request.path)
@@ -465,12 +516,7 @@ class DirectoryFollower(object):
             self._take_listing(d, request, ())
             return []
         old, d.items = d.items, self._take_listing(d, request, data)
-        for name, item in d.items.items():
-            if _differs(old.get(name), item):
-                self._changes._name(d.path, name)
-        for name in old:
-            if name not in d.items:
-                self._changes._name(d.path, name)
+        self._differences(d.path, old, d.items)
         return []
 
     def _item(self, item, looked_up=False):
@@ -557,6 +603,7 @@ class DirectoryFollower(object):
                     self._changes._all(d.path)
                 d.items = {}
                 d.own = None
+                d.held = False
                 d.status = REFUSED
                 d.code = "outside"
                 d.request = d.relist = d.incoming = None

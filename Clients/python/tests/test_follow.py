@@ -434,6 +434,65 @@ class Following(unittest.TestCase):
         self.assertEqual(sorted(f.items(DOCS)), [b"b"])
 
 
+    def test_a_held_listing_answers_until_the_new_one_says_what_differs(self):
+        f = self.online(max_dirs=8)
+        a, b = b"/sync/docs/a", b"/sync/docs/b"
+        self.observed(f, DOCS, "ITEM /sync/docs/a synced badge=synced kind=file gen=1",
+                      "ITEM /sync/docs/b synced badge=synced kind=file gen=1",
+                      "ITEM /sync/docs/c synced badge=synced kind=file gen=1")
+        self.observed(f, b"/sync/gone")
+        f.push(msg("* ITEM /sync/docs synced badge=synced kind=dir gen=1"))
+        f.take_changes()
+        f.disconnected(hold=True)
+        # Nothing to redraw but the directories' own items (not held): the files keep theirs.
+        self.assertEqual(f.take_changes().dirs, {DOCS: {follow.SELF}})
+        self.assertEqual((f.item(a).state, f.directory(DOCS).status, f.directory(DOCS).held),
+                         ("synced", follow.NEW, True))
+        self.assertIsNone(f.item(DOCS))
+        f.disconnected(hold=True)                                        # a failed reconnect: still held
+        again = f.connected([])
+        self.assertEqual(again, [req.observe(DOCS), req.observe(b"/sync/gone")])
+        self.assertFalse(f.take_changes())
+        self.assertEqual(f.item(a).state, "synced")                      # until the new listing
+        # A push for a held directory before its listing is not applied: the listing has it.
+        f.push(msg("* ITEM /sync/docs/a error badge=error kind=file gen=9"))
+        self.assertEqual(f.item(a).state, "synced")
+        # The new daemon's listing: a changed, b the same (a new gen is no difference), c gone, d new.
+        listing(f, again[0], "ITEM /sync/docs/a pending badge=pending kind=file gen=1",
+                "ITEM /sync/docs/b synced badge=synced kind=file gen=7",
+                "ITEM /sync/docs/d synced badge=synced kind=file gen=1")
+        c = f.take_changes()
+        self.assertEqual((c.dirs, c.listed), ({DOCS: {b"a", b"c", b"d"}}, {DOCS}))
+        self.assertEqual((f.item(a).state, f.item(b).gen, f.item(DOCS + b"/c")), ("pending", 7, None))
+        self.assertFalse(f.directory(DOCS).held)
+        # Refused now: everything goes.
+        listing(f, again[1], final="ERR not-found")
+        self.assertEqual(f.take_changes().dirs, {b"/sync/gone": ALL})
+        self.assertFalse(f.directory(b"/sync/gone").held)
+
+    def test_release_drops_what_is_still_held(self):
+        f = self.online(max_dirs=8)
+        self.observed(f, DOCS, "ITEM /sync/docs/a synced badge=synced kind=file gen=1")
+        self.observed(f, b"/sync/more", "ITEM /sync/more/x synced badge=synced kind=file gen=1")
+        f.disconnected(hold=True)
+        again = f.connected([])
+        listing(f, again[0], "ITEM /sync/docs/a synced badge=synced kind=file gen=2")
+        f.take_changes()
+        f.release()                                                      # /sync/more not listed yet
+        self.assertEqual(f.take_changes().dirs, {b"/sync/more": ALL})
+        self.assertEqual((f.item(DOCS + b"/a").state, f.items(b"/sync/more")), ("synced", None))
+        f.release()
+        self.assertFalse(f.take_changes())
+        # Its listing comes after the release: a listing like any first one.
+        listing(f, again[1], "ITEM /sync/more/x synced badge=synced kind=file gen=1")
+        self.assertEqual(f.take_changes().dirs, {b"/sync/more": ALL})
+        # Without hold, as before: everything dropped and reported, held or not.
+        f.disconnected(hold=True)
+        f.disconnected()
+        self.assertEqual(f.take_changes().dirs, {DOCS: ALL, b"/sync/more": ALL})
+        self.assertEqual((f.items(DOCS), f.directory(DOCS).held), (None, False))
+
+
 class OverAConnection(ConnectionBase):
     """The follower driven by a Connection, as a client drives it, against the fake daemon,
     listings streamed to data() (WholeAnswers: given whole with the answer)."""
