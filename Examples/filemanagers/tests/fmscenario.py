@@ -226,7 +226,8 @@ class Scenario(object):
         return pid, later
 
     def restart_daemon(self, pid):
-        """Step 4. A daemon restart: no emblems while it is down, all back after, and live again
+        """Step 4. A daemon restart: no emblems while it is down (once the extension's 2 s hold
+        is over: a daemon back within it is test_core's), all back after, and live again
         (a SET from the engine connected anew), in the same process `pid`. The new engine."""
         log_at = len(self.fm.text())
         self.daemon.stop()

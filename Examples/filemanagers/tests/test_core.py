@@ -5,7 +5,8 @@ that record what the extension did to them. /usr/bin/python3 (gi); run with the 
 
 What the screenshots cannot show well: update_file_info never waits; exactly the changed file
 is invalidated; at most 64 directories are observed (the daemon's own count); without a daemon
-one line is logged and the daemon is found when it starts; a menu waits at most 100 ms; an
+one line is logged and the daemon is found when it starts; a daemon back within the hold
+redraws only the files whose state differs, and past it the emblems go; a menu waits at most 100 ms; an
 engine's answer to an action (or its failure, its silence for 10 s, its going away) is what the
 notification says, and the extension's own connection answers meanwhile; the toolbar items
 follow `* TOOLBAR` pushes.
@@ -274,6 +275,71 @@ class CoreTests(unittest.TestCase):
         f.ask(core)
         self.assertEqual(f.emblems, ["emblem-syncbadge-synced"])
         self.assertIn("connected to ", log.getvalue())
+
+    def hold(self, seconds):
+        """The extension's HOLD for this test: how long the daemon's start takes is not what
+        these tests time."""
+        old = ext.HOLD
+        ext.HOLD = seconds
+        self.addCleanup(setattr, ext, "HOLD", old)
+
+    def synced_and_shown(self, names):
+        engine = self.start(names)
+        for name in names:
+            engine.request("SET", "synced", self.path(name), timeout=10)
+        core = self.core()
+        spin("HELLO", lambda: core.conn.ready)
+        files = dict((n, FakeFile(self.path(n))) for n in names)
+        for f in files.values():
+            f.ask(core)
+        spin("the listing", lambda: all(f.invalidated == 1 for f in files.values()))
+        for f in files.values():
+            f.ask(core)
+            self.assertEqual(f.emblems, ["emblem-syncbadge-synced"])
+        return core, files
+
+    def stop_daemon(self):
+        log_at = len(self.log.getvalue())
+        self.daemon.stop()
+        for conn in self.conns:
+            conn.close()
+        self.conns = []
+        spin("the extension's disconnection", lambda: "disconnected" in self.log.getvalue()[log_at:])
+
+    def test_a_daemon_back_within_the_hold_redraws_only_what_differs(self):
+        """A daemon restarted at once (as socket activation does): the emblems shown stay
+        meanwhile, and then only the files whose state the new daemon holds differently are
+        drawn again, not every file twice (cleared, then listed)."""
+        self.hold(60)
+        core, files = self.synced_and_shown(["a.txt", "b.txt", "c.txt"])
+        self.stop_daemon()
+        with open(self.path("b.txt"), "a") as f:
+            f.write("edited while the daemon was down")   # the new daemon's rescan: pending
+        for f in files.values():
+            f.ask(core)
+            self.assertEqual((f.invalidated, f.emblems), (1, ["emblem-syncbadge-synced"]))
+        self.daemon.start()
+        spin("b.txt drawn again", lambda: files["b.txt"].invalidated >= 2, 15)
+        files["b.txt"].ask(core)
+        self.assertEqual(files["b.txt"].emblems, ["emblem-syncbadge-pending"])
+        ping = core.send("PING")                        # answered after the listing and any push
+        spin("PING", lambda: ping.done)
+        self.assertEqual([files[n].invalidated for n in ("a.txt", "c.txt")], [1, 1])
+        self.assertIn("connected to ", self.log.getvalue())
+
+    def test_past_the_hold_the_emblems_go_until_the_daemon_is_back(self):
+        self.hold(0.2)
+        core, files = self.synced_and_shown(["a.txt", "b.txt"])
+        self.stop_daemon()
+        spin("the emblems cleared", lambda: all(f.invalidated == 2 for f in files.values()))
+        for f in files.values():
+            f.ask(core)
+            self.assertEqual(f.emblems, [])
+        self.daemon.start()
+        spin("the emblems back", lambda: all(f.invalidated == 3 for f in files.values()), 15)
+        for f in files.values():
+            f.ask(core)
+            self.assertEqual(f.emblems, ["emblem-syncbadge-synced"])
 
     def test_a_menu_waits_at_most_100_ms(self):
         engine = self.start(["a.txt", "b.txt"])
