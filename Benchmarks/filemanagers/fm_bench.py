@@ -403,7 +403,7 @@ class Bench(object):
             # hears of only from the file system: a file replaced by rename, the folder renamed
             # and back, moved out of the root and back.
             if side == "syncbadge":
-                self.recovery(s, pid, key)
+                self.recovery(s, pid, key, folder)
                 self.renames(s, pid, key, folder)
         finally:
             self.loads.append(loadavg())
@@ -479,26 +479,37 @@ class Bench(object):
         self.set_all("synced", folder)
         self.settle(pid)
 
-    def recovery(self, s, pid, key):
+    def recovery(self, s, pid, key, folder):
         """The daemon killed; socket activation starts it again when the extension reconnects.
+        f00000.txt is written to while the daemon is down, so the new daemon's rescan makes it
+        `pending`: the screen is right only once the extension has the new daemon's states, not
+        merely while it still shows the old ones (the GTK extension keeps them for its hold).
         From the kill until the extension has logged its new connection (its `connected to`
-        line, which it writes without SYNCBADGE_DEBUG) and the screen shows at least 95 % of
-        the emblem pixels it showed before. Under socket activation the emblems may never all
-        go: the extension is connected again before it has drawn every file without one."""
+        line, which it writes without SYNCBADGE_DEBUG), f00000.txt's emblem is `pending` (the
+        56×48 box around it, as change to screen reads), and the screen shows at least 95 % of
+        the other emblem pixels it showed before."""
         before = self.settle(pid)[1]
-        if GREEN not in before:
+        at = first_pixel(before, GREEN, self.screen.width)
+        if at is None:
             log("%s: no emblems before the recovery" % s.dir)
             return
+        x, y = max(0, at[0] - 24), max(0, at[1] - 4)
+        w, h = min(56, self.screen.width - x), min(48, self.screen.height - y)
+        others = before.count(GREEN) - self.screen.grab(x, y, w, h).count(GREEN)
         connects = s.log().count("syncbadge: connected to ")
         t0 = time.monotonic()
         self.daemon.kill()
+        with open(os.path.join(folder, "f00000.txt"), "ab") as f:
+            f.write(b"edited while the daemon was down\n")
         deadline = t0 + 30
         least = before.count(GREEN)
         while time.monotonic() < deadline:
             frame = self.screen.grab()
             least = min(least, frame.count(GREEN))
+            region = self.screen.grab(x, y, w, h)
             if (s.log().count("syncbadge: connected to ") > connects
-                    and frame.count(GREEN) >= 0.95 * before.count(GREEN)):
+                    and region.count(PENDING) > 20 and GREEN not in region
+                    and frame.count(GREEN) >= 0.95 * others):
                 self.record(key("recovery s"), time.monotonic() - t0)
                 log("%s: recovered; the emblem pixels went down to %d%% meanwhile"
                     % (s.dir, 100 * least // max(1, before.count(GREEN))))
