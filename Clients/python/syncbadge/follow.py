@@ -138,7 +138,7 @@ class Changes(object):
       whole listing came, went or was replaced. Keys are directories whether followed or not (a
       STATUS answer reports its path under its parent).
     - listed: directories whose OBSERVE listing came in (each also in dirs: ALL, or the names
-      that differ from the listing held since the last connection).
+      that differ from the listing held since the last connection; not in dirs when none do).
     - refused: {directory: ERR code} of OBSERVEs refused.
     - forgotten: {directory: Directory} no longer followed (given up for the LRU, unfollowed,
       or gone: ``* GONE`` of the directory itself).
@@ -160,8 +160,8 @@ class Changes(object):
         self.badge_pushes = set()
 
     def __bool__(self):
-        return bool(self.dirs or self.refused or self.forgotten or self.roots or self.toolbars
-                    or self.badges or self.badge_pushes)
+        return bool(self.dirs or self.listed or self.refused or self.forgotten or self.roots
+                    or self.toolbars or self.badges or self.badge_pushes)
 
     def names(self, directory):
         """The names changed in `directory`: a set, ALL, or an empty set for none."""
@@ -221,7 +221,7 @@ class DirectoryFollower(object):
 
     def items(self, directory):
         """{name: Item} of a followed directory: None until listed (or not followed), {} when
-        the daemon refused it."""
+        the daemon refused it; while held (disconnected(hold=True)), the last connection's."""
         d = self.dirs.get(directory)
         return None if d is None else d.items
 
@@ -236,6 +236,11 @@ class DirectoryFollower(object):
         if d is not None and d.own is not None:
             return d.own
         return self.looked.get(path)
+
+    @property
+    def holding(self):
+        """True while a listing kept by disconnected(hold=True) is not yet replaced or released."""
+        return any(d.held for d in self.dirs.values())
 
     def take_changes(self):
         """What changed since the last call (a Changes, false when nothing did)."""
@@ -265,8 +270,9 @@ class DirectoryFollower(object):
         """The connection closed: every listing, root and toolbar item is dropped (reported in
         the changes), nothing is waited for. Badges stay: a badge's look outlives connections.
 
-        hold=True keeps each directory's listing instead (items() and item() answer from it, and
-        nothing is reported for it) until the next connection's listing of the directory
+        hold=True keeps each directory's listing instead (items() and item() answer from it for
+        its entries, and nothing is reported for them; the directory's own Item goes, as it
+        comes again with the new listing) until the next connection's listing of the directory
         replaces it, reporting only the entries that differ, or until release(). For a daemon
         restarted at once (socket activation), where a file manager would otherwise redraw
         every file shown twice, cleared and then listed again: 20,000 files cost Nautilus two

@@ -492,6 +492,26 @@ class Following(unittest.TestCase):
         self.assertEqual(f.take_changes().dirs, {DOCS: ALL, b"/sync/more": ALL})
         self.assertEqual((f.items(DOCS), f.directory(DOCS).held), (None, False))
 
+    def test_a_held_listing_come_again_unchanged_is_reported_as_listed(self):
+        # Nothing to redraw, but the caller hears that the directory is listed (the GTK
+        # extension prefetches its menus then, after a new daemon dropped them).
+        f = self.online(max_dirs=8)
+        self.observed(f, DOCS, "ITEM /sync/docs/a synced badge=synced kind=file gen=1")
+        self.observed(f, b"/sync/more", "ITEM /sync/more/x synced badge=synced kind=file gen=1")
+        self.assertFalse(f.holding)
+        f.disconnected(hold=True)
+        self.assertTrue(f.holding)
+        again = f.connected([])
+        f.take_changes()
+        listing(f, again[0], "ITEM /sync/docs/a synced badge=synced kind=file gen=4")
+        c = f.take_changes()
+        self.assertTrue(c)
+        self.assertEqual((c.dirs, c.listed), ({}, {DOCS}))
+        self.assertTrue(f.holding)                                       # /sync/more still is
+        listing(f, again[1], "ITEM /sync/more/x synced badge=synced kind=file gen=1")
+        self.assertEqual(f.take_changes().listed, {b"/sync/more"})
+        self.assertFalse(f.holding)
+
 
 class OverAConnection(ConnectionBase):
     """The follower driven by a Connection, as a client drives it, against the fake daemon,
