@@ -396,8 +396,13 @@ class Core(object):
         if not self.said_down:
             self.said_down = True
             _log("disconnected (%s): the badges shown stay %gs, then none until the daemon is back" % (reason, HOLD))
-            # It was up: what is shown stays for HOLD, once from the first loss, however
-            # often the connection is lost again meanwhile.
+            # It was up: what is shown stays for HOLD from the loss. A timer still running from
+            # an earlier loss whose listings have all been replaced since is that loss's: this
+            # one gets the whole HOLD. One that still holds some stays, so that a daemon going
+            # up and down before it lists again keeps no old badge past HOLD.
+            if self.hold_timer is not None and not self.follower.holding:
+                GLib.source_remove(self.hold_timer)
+                self.hold_timer = None
             if self.hold_timer is None:
                 self.hold_timer = GLib.timeout_add(int(HOLD * 1000), self._hold_over)
         # What was cached may be wrong by the time a daemon answers again: past the hold, show

@@ -6,7 +6,8 @@ that record what the extension did to them. /usr/bin/python3 (gi); run with the 
 What the screenshots cannot show well: update_file_info never waits; exactly the changed file
 is invalidated; at most 64 directories are observed (the daemon's own count); without a daemon
 one line is logged and the daemon is found when it starts; a daemon back within the hold
-redraws only the files whose state differs, and past it the emblems go; a menu waits at most 100 ms; an
+redraws only the files whose state differs, and past it the emblems go; a later loss gets
+the whole hold once every folder was listed again; a menu waits at most 100 ms; an
 engine's answer to an action (or its failure, its silence for 10 s, its going away) is what the
 notification says, and the extension's own connection answers meanwhile; the toolbar items
 follow `* TOOLBAR` pushes.
@@ -82,6 +83,12 @@ def spin(what, predicate, timeout=10):
             raise fs.Failure("timed out after %gs waiting for %s" % (timeout, what))
         if not context.iteration(False):
             time.sleep(0.005)
+
+
+def settled(core):
+    """Runs the main loop until the extension has applied every change it had read (its idle
+    flush and invalidations done): what a check of the files' redraws must wait for."""
+    spin("the extension's changes applied", lambda: core.flush_source is None and core.stale_source is None)
 
 
 class Tee(io.StringIO):
@@ -178,6 +185,7 @@ class CoreTests(unittest.TestCase):
         spin("the push for b.txt", lambda: files["b.txt"].invalidated == 2)
         ping = core.send("PING")                        # answered after any push sent before
         spin("PING", lambda: ping.done)
+        settled(core)
         self.assertEqual([files[n].invalidated for n in ("a.txt", "c.txt")], [1, 1])
         files["b.txt"].ask(core)
         self.assertEqual(files["b.txt"].emblems, ["emblem-syncbadge-error"])
@@ -298,13 +306,14 @@ class CoreTests(unittest.TestCase):
             self.assertEqual(f.emblems, ["emblem-syncbadge-synced"])
         return core, files
 
-    def stop_daemon(self):
+    def stop_daemon(self, core):
         log_at = len(self.log.getvalue())
         self.daemon.stop()
         for conn in self.conns:
             conn.close()
         self.conns = []
         spin("the extension's disconnection", lambda: "disconnected" in self.log.getvalue()[log_at:])
+        settled(core)
 
     def test_a_daemon_back_within_the_hold_redraws_only_what_differs(self):
         """A daemon restarted at once (as socket activation does): the emblems shown stay
@@ -312,7 +321,7 @@ class CoreTests(unittest.TestCase):
         drawn again, not every file twice (cleared, then listed)."""
         self.hold(60)
         core, files = self.synced_and_shown(["a.txt", "b.txt", "c.txt"])
-        self.stop_daemon()
+        self.stop_daemon(core)
         with open(self.path("b.txt"), "a") as f:
             f.write("edited while the daemon was down")   # the new daemon's rescan: pending
         for f in files.values():
@@ -324,13 +333,14 @@ class CoreTests(unittest.TestCase):
         self.assertEqual(files["b.txt"].emblems, ["emblem-syncbadge-pending"])
         ping = core.send("PING")                        # answered after the listing and any push
         spin("PING", lambda: ping.done)
+        settled(core)
         self.assertEqual([files[n].invalidated for n in ("a.txt", "c.txt")], [1, 1])
         self.assertIn("connected to ", self.log.getvalue())
 
     def test_past_the_hold_the_emblems_go_until_the_daemon_is_back(self):
         self.hold(0.2)
         core, files = self.synced_and_shown(["a.txt", "b.txt"])
-        self.stop_daemon()
+        self.stop_daemon(core)
         spin("the emblems cleared", lambda: all(f.invalidated == 2 for f in files.values()))
         for f in files.values():
             f.ask(core)
@@ -340,6 +350,39 @@ class CoreTests(unittest.TestCase):
         for f in files.values():
             f.ask(core)
             self.assertEqual(f.emblems, ["emblem-syncbadge-synced"])
+
+    def test_a_later_loss_holds_anew_once_every_folder_was_listed_again(self):
+        """A daemon back with the same states: nothing is drawn again, the menus the new epoch
+        dropped are prefetched again, and the next loss gets the whole hold, not what is left
+        of the first loss's."""
+        hold = 6.0
+        self.hold(hold)
+        core, files = self.synced_and_shown(["a.txt", "b.txt"])
+        spin("the menus prefetched", lambda: len(core.menus) == 1)
+        t0 = time.monotonic()
+        self.stop_daemon(core)
+        log_at = len(self.log.getvalue())
+        self.daemon.start()
+        spin("the folder listed again and its menus prefetched",
+             lambda: "connected to " in self.log.getvalue()[log_at:] and not core.follower.holding
+             and len(core.menus) == 1, 15)
+        settled(core)
+        self.assertEqual([f.invalidated for f in files.values()], [1, 1])
+        # The second loss late enough that its hold outlasts the first's by a second.
+        spin("1.5 s since the first loss", lambda: time.monotonic() > t0 + 1.5, 5)
+        self.assertLess(time.monotonic() - t0, hold - 1, "the daemon took too long to come back")
+        self.stop_daemon(core)
+        t1 = time.monotonic()
+        spin("the first loss's hold over", lambda: time.monotonic() > t0 + hold + 0.5
+             or any(f.invalidated > 1 for f in files.values()), hold + 5)
+        for f in files.values():
+            f.ask(core)
+            self.assertEqual((f.invalidated, f.emblems), (1, ["emblem-syncbadge-synced"]))
+        spin("the emblems cleared", lambda: all(f.invalidated == 2 for f in files.values()), hold + 5)
+        self.assertGreater(time.monotonic() - t1, hold - 0.5)
+        for f in files.values():
+            f.ask(core)
+            self.assertEqual(f.emblems, [])
 
     def test_a_menu_waits_at_most_100_ms(self):
         engine = self.start(["a.txt", "b.txt"])
