@@ -79,6 +79,17 @@ class Screen(object):
         pb = Gdk.pixbuf_get_from_window(self.root, 0, 0, self.width, self.height)
         pb.savev(path, "png", [], [])
 
+    def emblem_box(self, frame, colour):
+        """(x, y, w, h): the 56x48 box around the first emblem of `colour` in `frame` (the
+        first file's, f00000.txt, in every view the bench opens), or None when none shows.
+        The box starts a little left of and above the emblem's first pixel in reading order,
+        so that it holds the whole emblem and nothing of the next file's."""
+        at = first_pixel(frame, colour, self.width)
+        if at is None:
+            return None
+        x, y = max(0, at[0] - 24), max(0, at[1] - 4)
+        return x, y, min(56, self.width - x), min(48, self.height - y)
+
 
 def first_pixel(frame, colour, width):
     """(x, y) of the first pixel of `colour` in reading order, or None."""
@@ -410,13 +421,11 @@ class Bench(object):
             s.stop()
 
     def change_to_screen(self, s, pid, key, folder):
-        frame = self.screen.grab()
-        at = first_pixel(frame, GREEN, self.screen.width)
-        if at is None:
+        box = self.screen.emblem_box(self.screen.grab(), GREEN)
+        if box is None:
             log("%s: no emblem found for change-to-screen" % s.dir)
             return
-        x, y = max(0, at[0] - 24), max(0, at[1] - 4)
-        w, h = min(56, self.screen.width - x), min(48, self.screen.height - y)
+        x, y, w, h = box
         path = os.path.join(folder, "f00000.txt")
         times = []
         n = 20 if self.quick else 100
@@ -489,12 +498,11 @@ class Bench(object):
         56×48 box around it, as change to screen reads), and the screen shows at least 95 % of
         the other emblem pixels it showed before."""
         before = self.settle(pid)[1]
-        at = first_pixel(before, GREEN, self.screen.width)
-        if at is None:
+        box = self.screen.emblem_box(before, GREEN)
+        if box is None:
             log("%s: no emblems before the recovery" % s.dir)
             return
-        x, y = max(0, at[0] - 24), max(0, at[1] - 4)
-        w, h = min(56, self.screen.width - x), min(48, self.screen.height - y)
+        x, y, w, h = box
         others = before.count(GREEN) - self.screen.grab(x, y, w, h).count(GREEN)
         connects = s.log().count("syncbadge: connected to ")
         t0 = time.monotonic()
@@ -541,11 +549,9 @@ class Bench(object):
         self.set_all("synced", folder)
         self.settle(pid, want=lambda f: GREEN in f and PENDING not in f)
         # (1) Replace by rename, the emblem of f00000.txt only (the region change_to_screen reads).
-        frame = self.screen.grab()
-        at = first_pixel(frame, GREEN, self.screen.width)
-        if at is not None:
-            x, y = max(0, at[0] - 24), max(0, at[1] - 4)
-            w, h = min(56, self.screen.width - x), min(48, self.screen.height - y)
+        box = self.screen.emblem_box(self.screen.grab(), GREEN)
+        if box is not None:
+            x, y, w, h = box
             path = os.path.join(folder, "f00000.txt")
             tmp = os.path.join(folder, ".goutputstream-f00000.txt")
             with open(tmp, "wb") as f:
