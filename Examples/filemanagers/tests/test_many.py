@@ -71,9 +71,11 @@ class ManyFilesTests(sc.Scenario, unittest.TestCase):
         self.conns = []
         self.wait_emblems("no emblems while the daemon is down", [])
         self.daemon.start()
-        again = self.wait_daemon_states("the states after a daemon restart")
+        # As many emblems as before at least: Dolphin draws them again a few at a time, and a
+        # screen half drawn is right as far as it goes.
+        again = self.wait_daemon_states("the states after a daemon restart", at_least=len(shown[1]))
         self.assertEqual(pid, self.fm.proc.pid)
-        self.assertEqual([s for s, _, _ in shown[1]], [s for s, _, _ in again[1]])
+        self.assertEqual([s for s, _, _ in shown[1]], [s for s, _, _ in again[1]][:len(shown[1])])
 
         # Changes the file manager hears of only from the file system: a file an editor saves
         # by rename, the folder renamed and back, moved out of the root and back. Each time the
@@ -219,9 +221,9 @@ class ManyFilesTests(sc.Scenario, unittest.TestCase):
         finally:
             viewer.close()
 
-    def wait_daemon_states(self, what, timeout=60, last=False):
+    def wait_daemon_states(self, what, timeout=60, last=False, at_least=8):
         """Screenshots until the emblems on the screen, in reading order, are the daemon's states
-        of the files shown first (at least 8 of them), or with `last` of the files at the end of
+        of the files shown first (at least `at_least` of them), or with `last` of the files at the end of
         the folder (the view scrolled there), with none missing between them; (the screenshot,
         its emblems)."""
         expected = self.daemon_states(60, last)
@@ -232,7 +234,7 @@ class ManyFilesTests(sc.Scenario, unittest.TestCase):
             found = fs.emblems(shot, self.colours)
             seen[:] = [found]
             states = [s for s, _, _ in found]
-            if len(states) >= 8 and states == (expected[-len(states):] if last else expected[:len(states)]):
+            if len(states) >= at_least and states == (expected[-len(states):] if last else expected[:len(states)]):
                 # Every file in between has its emblem: none still to be drawn.
                 cells = fs.grid_cells(found)
                 if cells == list(range(0 if not last else cells[0], cells[0] + len(cells))):
