@@ -37,10 +37,12 @@ final class RsyncMirrorFixture {
         _ = try viewer.request("OBSERVE", [.path(Array(root.utf8))])
     }
 
-    /// Starts the engine and waits for its first reconcile.
-    func startEngine() throws {
+    /// Starts the engine and waits for its first reconcile; with `binFirst`, that directory comes
+    /// first on its PATH (a stand-in for rsync).
+    func startEngine(binFirst: String? = nil) throws {
+        let path = binFirst.map { ["PATH=\($0):\(ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")"] } ?? []
         let e = try ChildProcess(URL(fileURLWithPath: "/usr/bin/env"),
-                                 ["python3", Self.script, "--socket", d.socket, "--state-dir", d.temp.sub("engine-state"),
+                                 path + ["python3", Self.script, "--socket", d.socket, "--state-dir", d.temp.sub("engine-state"),
                                   "--debounce", "0.1", "--name", Self.engineName, root, mirror])
         engine = e
         guard e.output.wait(for: "reconciled") else {
@@ -314,6 +316,41 @@ struct RsyncMirrorTests {
         // Without reply=1 the engine answers nothing, as before: OK once delivered.
         #expect(try f.viewer.request("ACTION", [.word("sync.now"), .path(Array((f.root + "/good.txt").utf8))], timeout: 15).ok
             .option("message") == nil)
+    }
+
+    /// Stopped (SIGTERM: `systemctl stop`, a logout) while rsync copies, the engine stops the copy
+    /// and exits at once, rather than wait for a copy that may take hours, or for the end of a
+    /// file list rsync may never get. The stand-in rsync copies nothing once `hang` exists: it
+    /// says its pid and waits, stdin and stderr open, as a long transfer does.
+    @Test func sigtermStopsACopyUnderWay() throws {
+        let f = try RsyncMirrorFixture(files: ["a.txt"])
+        let bin = f.d.temp.sub("bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try touchFile(bin + "/rsync", """
+            #!/bin/sh
+            if [ -e "\(bin)/hang" ]; then echo $$ > "\(bin)/rsync.pid.tmp"; mv "\(bin)/rsync.pid.tmp" "\(bin)/rsync.pid"; exec sleep 600; fi
+            exec "\(installed("rsync") ?? "/usr/bin/rsync")" "$@"
+
+            """)
+        #expect(chmod(bin + "/rsync", 0o755) == 0)
+        try f.startEngine(binFirst: bin)
+        try f.waitRoot("synced", "root synced after reconcile")
+        try touchFile(bin + "/hang", "")
+        try touchFile(f.root + "/long.txt", "a long copy")
+        let deadline = Date().addingTimeInterval(20)
+        var pid: pid_t?
+        while pid == nil, Date() < deadline {
+            pid = (try? String(contentsOfFile: bin + "/rsync.pid", encoding: .utf8)).flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            if pid == nil { usleep(20_000) }
+        }
+        guard let pid else {
+            Issue.record("the stand-in rsync never ran; the engine logged:\n\(f.engineLog)")
+            return
+        }
+        defer { kill(pid, SIGKILL) }        // the stand-in, if the engine left it running
+        f.engine?.terminate(grace: 10)      // fails the test unless it exits within 10 s
+        // The engine reaped it before it exited.
+        #expect(kill(pid, 0) == -1 && errno == ESRCH, "rsync still runs after the engine exited")
     }
 
     @Test func reconnectsAfterTheDaemonRestarts() throws {

@@ -48,6 +48,16 @@ def log(*parts):
     sys.stderr.flush()
 
 
+def _stop(p, grace=5.0):
+    """Stops a child (SIGTERM, SIGKILL after `grace` seconds) and reaps it."""
+    p.terminate()
+    try:
+        p.wait(grace)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
 def show(path: bytes) -> str:
     """A path for the log: its wire form, which is always printable UTF-8 on one line."""
     return sb.encode(path).decode("utf-8")
@@ -163,26 +173,34 @@ class Mirror:
         except OSError as e:
             return "cannot run rsync: %s" % e, str(e)
         err = []
-        reader = threading.Thread(target=lambda: err.append(p.stderr.read()))
-        reader.start()
+        # A daemon thread: an exit must never wait on it (rsync is stopped first anyway).
+        reader = threading.Thread(target=lambda: err.append(p.stderr.read()), daemon=True)
         try:
-            p.stdin.write(listing)
-            p.stdin.close()
-        except BrokenPipeError:
-            pass
-        if progress:
-            tail = b""
-            while True:
-                chunk = os.read(p.stdout.fileno(), 4096)
-                if not chunk:
-                    break
-                *lines, tail = re.split(rb"[\r\n]", tail + chunk)
-                for line in lines:
-                    m = re.search(rb"(\d{1,3})%", line)
-                    if m:
-                        progress(min(100, int(m.group(1))))
-            p.stdout.close()
-        p.wait()
+            reader.start()
+            try:
+                p.stdin.write(listing)
+                p.stdin.close()
+            except BrokenPipeError:
+                pass
+            if progress:
+                tail = b""
+                while True:
+                    chunk = os.read(p.stdout.fileno(), 4096)
+                    if not chunk:
+                        break
+                    *lines, tail = re.split(rb"[\r\n]", tail + chunk)
+                    for line in lines:
+                        m = re.search(rb"(\d{1,3})%", line)
+                        if m:
+                            progress(min(100, int(m.group(1))))
+                p.stdout.close()
+            p.wait()
+        except BaseException:
+            # SIGTERM (SystemExit) or Ctrl-C mid-copy: stop rsync rather than wait for the copy to
+            # end, or for the end of a file list it may never get. SIGTERM first, so that rsync
+            # removes its partial file from the mirror.
+            _stop(p)
+            raise
         reader.join()
         if p.returncode == 0:
             return None
