@@ -1,9 +1,13 @@
 /// Pairs inotify's two halves of a rename: `IN_MOVED_FROM` in the old directory and
 /// `IN_MOVED_TO` in the new one, with the same cookie, queued one right after the other.
 ///
-/// A departure waits for its arrival only until the next event: one that is not its partner, or
-/// an empty queue, means the entry left every watched directory. An arrival with no departure
-/// came from outside. No I/O: `WatcherLoop` feeds it events and performs what it returns.
+/// A departure waits for its arrival only until the next event, or for `arrivalGrace` once the
+/// queue is empty: an event that is not its partner, or the end of the grace, means the entry
+/// left every watched directory. The kernel queues a rename's halves one after the other, not at
+/// once (inotify(7), "Dealing with rename() events"): a renaming process preempted between them
+/// leaves the queue empty meanwhile, and on a loaded machine that lasts milliseconds. An arrival
+/// with no departure came from outside. No I/O and no clock of its own: `WatcherLoop` feeds it
+/// events and the time, and performs what it returns.
 struct MovePairing {
     /// An entry moved away from a watched directory, waiting for its arrival.
     struct Departure: Equatable {
@@ -26,7 +30,27 @@ struct MovePairing {
         case directoryReplaced(from: [UInt8])
     }
 
-    private(set) var waiting: Departure?
+    /// What an empty queue means for a waiting departure.
+    enum Drained: Equatable {
+        /// No departure waits.
+        case nothing
+        /// Wait for more events until then (the departure's arrival may not be queued yet).
+        case waitUntil(ContinuousClock.Instant)
+        /// The grace is over: the entry moved out of every watched directory.
+        case movedOut(Departure)
+    }
+
+    /// How long an empty queue may wait for a departure's arrival. Long enough for a renaming
+    /// process preempted between the two halves to run again on a busy machine (a scheduler
+    /// slice is a few milliseconds); short enough that a move out is seen at once. An event
+    /// that comes ends the wait early.
+    static let arrivalGrace = Duration.milliseconds(50)
+
+    private(set) var waiting: Departure? {
+        didSet { graceEnds = nil }
+    }
+    /// When the grace of the waiting departure ends, once the queue was found empty.
+    private var graceEnds: ContinuousClock.Instant?
 
     var isWaiting: Bool { waiting != nil }
 
@@ -52,9 +76,17 @@ struct MovePairing {
         return .directoryReplaced(from: w.path)
     }
 
-    /// Nothing more is queued: a waiting departure moved out of every watched directory.
-    mutating func queueDrained() -> Departure? {
-        defer { waiting = nil }
-        return waiting
+    /// Nothing more is queued at `now`: wait for the departure's arrival until the grace ends
+    /// (counted from the first time the queue is found empty), then it moved out.
+    mutating func queueDrained(now: ContinuousClock.Instant) -> Drained {
+        guard let w = waiting else { return .nothing }
+        if let end = graceEnds {
+            guard now >= end else { return .waitUntil(end) }
+            waiting = nil
+            return .movedOut(w)
+        }
+        let end = now + Self.arrivalGrace
+        graceEnds = end
+        return .waitUntil(end)
     }
 }

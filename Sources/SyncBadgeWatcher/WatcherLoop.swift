@@ -103,8 +103,18 @@ final class WatcherLoop {
                 if err != 0 && err != EINTR {
                     logger.error("inotify read failed", metadata: ["error": "\(String(cString: strerror(err)))"])
                 }
-                // Nothing more is queued: an unpaired move-from was a move out.
-                if let gone = moves.queueDrained() { movedOut(gone) }
+                // Nothing more is queued: an unpaired move-from waits a little for its move-to
+                // (the kernel may not have queued it yet), then it was a move out.
+                switch moves.queueDrained(now: .now) {
+                case .nothing:
+                    break
+                case .movedOut(let gone):
+                    movedOut(gone)
+                case .waitUntil(let end):
+                    flush()
+                    waitForEvents(until: end)
+                    continue
+                }
                 flush()
                 continue
             }
@@ -122,6 +132,13 @@ final class WatcherLoop {
         }
         for wd in tree.dirs.keys { inotify_rm_watch(fd, wd) }
         inotifytools_cleanup()
+    }
+
+    /// Sleeps until the inotify descriptor has events to read, or until `end`. The library's
+    /// buffer is empty here (it just returned no event), so the descriptor says it all.
+    func waitForEvents(until end: ContinuousClock.Instant) {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        _ = poll(&p, 1, PollTimeout.milliseconds(until: end, now: .now))   // EINTR: the loop asks again
     }
 
     func flush() {

@@ -16,7 +16,7 @@ import Testing
         #expect(m.eventArrived(isMovedTo: true, cookie: 7) == nil)
         #expect(m.movedTo(cookie: 7) == .fileRenamed(from: Self.b("/r/a")))
         #expect(!m.isWaiting)
-        #expect(m.queueDrained() == nil)
+        #expect(m.queueDrained(now: .now) == .nothing)
     }
 
     @Test func aWatchedDirectoryKeepsItsWatch() {
@@ -44,13 +44,45 @@ import Testing
         #expect(m.movedTo(cookie: 6) == .appeared)
     }
 
-    @Test func anEmptyQueueMeansTheDepartureMovedOut() {
+    @Test func anEmptyQueueMeansTheDepartureMovedOutOnceTheGraceIsOver() {
         var m = MovePairing()
         let d = Self.departure(9, "/r/d", dir: true, wd: 4)
+        let t0 = ContinuousClock.now
         m.movedFrom(d)
-        #expect(m.queueDrained() == d)
-        #expect(m.queueDrained() == nil)
+        let end = t0 + MovePairing.arrivalGrace
+        #expect(m.queueDrained(now: t0) == .waitUntil(end))
+        // Empty again before the end: the same end, counted from the first time.
+        #expect(m.queueDrained(now: t0 + .milliseconds(20)) == .waitUntil(end))
+        #expect(m.isWaiting)
+        #expect(m.queueDrained(now: end) == .movedOut(d))
+        #expect(m.queueDrained(now: end) == .nothing)
         #expect(m.movedTo(cookie: 9) == .appeared)
+    }
+
+    /// The kernel queues a rename's halves one after the other: the move-to may come after the
+    /// queue was found empty, and is still the same rename.
+    @Test func anArrivalWithinTheGraceIsTheSameRename() {
+        var m = MovePairing()
+        let t0 = ContinuousClock.now
+        m.movedFrom(Self.departure(9, "/r/a"))
+        #expect(m.queueDrained(now: t0) == .waitUntil(t0 + MovePairing.arrivalGrace))
+        #expect(m.eventArrived(isMovedTo: true, cookie: 9) == nil)
+        #expect(m.movedTo(cookie: 9) == .fileRenamed(from: Self.b("/r/a")))
+        #expect(m.queueDrained(now: t0 + MovePairing.arrivalGrace) == .nothing)
+    }
+
+    /// A second departure gets a grace of its own, from when the queue is found empty after it.
+    @Test func eachDepartureHasItsOwnGrace() {
+        var m = MovePairing()
+        let t0 = ContinuousClock.now, t1 = t0 + .milliseconds(40)
+        let first = Self.departure(1, "/r/a"), second = Self.departure(2, "/r/b")
+        m.movedFrom(first)
+        #expect(m.queueDrained(now: t0) == .waitUntil(t0 + MovePairing.arrivalGrace))
+        #expect(m.eventArrived(isMovedTo: false, cookie: 2) == first)
+        m.movedFrom(second)
+        #expect(m.queueDrained(now: t1) == .waitUntil(t1 + MovePairing.arrivalGrace))
+        #expect(m.queueDrained(now: t0 + MovePairing.arrivalGrace) == .waitUntil(t1 + MovePairing.arrivalGrace))
+        #expect(m.queueDrained(now: t1 + MovePairing.arrivalGrace) == .movedOut(second))
     }
 
     @Test func anArrivalWithNoDepartureCameFromOutside() {

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import SyncBadgeClient
+import SyncBadgeProtocol
 
 /// One `poll` over the adapter's descriptors until the earliest deadline, with no timeout when
 /// there is none: nothing wakes the adapter while it is idle.
