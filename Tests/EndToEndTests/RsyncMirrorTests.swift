@@ -321,14 +321,15 @@ struct RsyncMirrorTests {
     /// Stopped (SIGTERM: `systemctl stop`, a logout) while rsync copies, the engine stops the copy
     /// and exits at once, rather than wait for a copy that may take hours, or for the end of a
     /// file list rsync may never get. The stand-in rsync copies nothing once `hang` exists: it
-    /// says its pid and waits, stdin and stderr open, as a long transfer does.
+    /// says its pid in the engine's log (the engine's standard error, its parent's) and waits,
+    /// stdin and stderr open, as a long transfer does.
     @Test func sigtermStopsACopyUnderWay() throws {
         let f = try RsyncMirrorFixture(files: ["a.txt"])
         let bin = f.d.temp.sub("bin")
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
         try touchFile(bin + "/rsync", """
             #!/bin/sh
-            if [ -e "\(bin)/hang" ]; then echo $$ > "\(bin)/rsync.pid.tmp"; mv "\(bin)/rsync.pid.tmp" "\(bin)/rsync.pid"; exec sleep 600; fi
+            if [ -e "\(bin)/hang" ]; then echo "stand-in rsync pid=$$." > /proc/$PPID/fd/2; exec sleep 600; fi
             exec "\(installed("rsync") ?? "/usr/bin/rsync")" "$@"
 
             """)
@@ -337,20 +338,17 @@ struct RsyncMirrorTests {
         try f.waitRoot("synced", "root synced after reconcile")
         try touchFile(bin + "/hang", "")
         try touchFile(f.root + "/long.txt", "a long copy")
-        let deadline = Date().addingTimeInterval(20)
-        var pid: pid_t?
-        while pid == nil, Date() < deadline {
-            pid = (try? String(contentsOfFile: bin + "/rsync.pid", encoding: .utf8)).flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            if pid == nil { usleep(20_000) }
-        }
-        guard let pid else {
-            Issue.record("the stand-in rsync never ran; the engine logged:\n\(f.engineLog)")
+        try f.waitLog("stand-in rsync pid=")
+        let said = f.engineLog.components(separatedBy: "stand-in rsync pid=").last?.prefix { $0 != "." }
+        guard let said, let pid = pid_t(said) else {
+            Issue.record("no pid in the engine's log:\n\(f.engineLog)")
             return
         }
-        defer { kill(pid, SIGKILL) }        // the stand-in, if the engine left it running
         f.engine?.terminate(grace: 10)      // fails the test unless it exits within 10 s
-        // The engine reaped it before it exited.
-        #expect(kill(pid, 0) == -1 && errno == ESRCH, "rsync still runs after the engine exited")
+        // Its child is gone with it (reaped by the engine, which waits for it before exiting).
+        let running = kill(pid, 0) == 0
+        #expect(!running, "rsync (pid \(pid)) still runs after the engine exited; the engine logged:\n\(f.engineLog)")
+        if running { kill(pid, SIGKILL) }
     }
 
     @Test func reconnectsAfterTheDaemonRestarts() throws {

@@ -48,14 +48,39 @@ def log(*parts):
     sys.stderr.flush()
 
 
+class _Sigterm:
+    """SIGTERM as SystemExit in the main thread, where it interrupts whatever waits (finally
+    clauses and `Mirror.rsync` clean up), except while rsync is being spawned: raised inside
+    Popen it would leave rsync running, unknown to us, so it waits until Popen has returned."""
+    spawning = False
+    pending = False
+
+    @classmethod
+    def handler(cls, *_):
+        if cls.spawning:
+            cls.pending = True
+        else:
+            sys.exit(0)
+
+    @classmethod
+    def spawned(cls):
+        cls.spawning = False
+        if cls.pending:
+            sys.exit(0)
+
+
 def _stop(p, grace=5.0):
-    """Stops a child (SIGTERM, SIGKILL after `grace` seconds) and reaps it."""
-    p.terminate()
+    """Stops a child (SIGTERM, SIGKILL after `grace` seconds) and reaps it, even when a second
+    signal interrupts the wait."""
     try:
+        p.terminate()
         p.wait(grace)
     except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
+        pass
+    finally:
+        if p.returncode is None:
+            p.kill()
+            p.wait()
 
 
 def show(path: bytes) -> str:
@@ -167,15 +192,21 @@ class Mirror:
             cmd.append("--info=progress2")
         cmd += [self.prefix, self.dest.rstrip(b"/") + b"/"]
         listing = b"".join((r or b".") + b"\0" for r in rels)
+        _Sigterm.spawning = True
         try:
             p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=subprocess.PIPE,
                                  stdout=subprocess.PIPE if progress else subprocess.DEVNULL)
         except OSError as e:
+            _Sigterm.spawned()
             return "cannot run rsync: %s" % e, str(e)
+        except BaseException:
+            _Sigterm.spawning = False
+            raise
         err = []
-        # A daemon thread: an exit must never wait on it (rsync is stopped first anyway).
-        reader = threading.Thread(target=lambda: err.append(p.stderr.read()), daemon=True)
         try:
+            _Sigterm.spawned()          # in here: a SIGTERM that came meanwhile stops rsync
+            # A daemon thread: an exit must never wait on it (rsync is stopped first anyway).
+            reader = threading.Thread(target=lambda: err.append(p.stderr.read()), daemon=True)
             reader.start()
             try:
                 p.stdin.write(listing)
@@ -753,7 +784,7 @@ def main(argv=None):
     # A parent may have left signals blocked (Foundation's Process does): SIGTERM must work,
     # for us and for the rsync we run.
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGTERM, _Sigterm.handler)
     logging.basicConfig(format="rsync-mirror: %(message)s")   # the package's warnings
     try:
         Engine(args, Mirror(root, dest, state_dir), sb.socket_path(args.socket)).run()
