@@ -1,5 +1,6 @@
 /// Pairs inotify's two halves of a rename: `IN_MOVED_FROM` in the old directory and
-/// `IN_MOVED_TO` in the new one, with the same cookie, queued one right after the other.
+/// `IN_MOVED_TO` in the new one, with the same cookie, queued one after the other (mostly with
+/// nothing between them).
 ///
 /// A departure waits for its arrival only until the next event, or for `arrivalGrace` once the
 /// queue is empty: an event that is not its partner, or the end of the grace, means the entry

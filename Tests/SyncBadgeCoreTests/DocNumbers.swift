@@ -123,5 +123,6 @@ extension DocNumbers {
     static let checkedInWatcher: Set<String> = [
         "RecoveryTimers.firstReturnDelay", "RecoveryTimers.maxReturnDelay", "RecoveryTimers.firstDegradedDelay",
         "RecoveryTimers.maxDegradedDelay", "RecoveryTimers.overflowStormWindow", "RecoveryTimers.maxOverflowDelay",
+        "MovePairing.arrivalGrace",
     ]
 }

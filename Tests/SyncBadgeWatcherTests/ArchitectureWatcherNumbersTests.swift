@@ -3,8 +3,9 @@ import Testing
 @testable import SyncBadgeWatcher
 
 /// docs/ARCHITECTURE.md's numbers about the watcher, held against the code: the recovery
-/// timers' delays it quotes. ArchitectureDocTests (SyncBadgeCoreTests) checks the core's, and that
-/// no number beside a name goes unchecked; DocNumbers.swift is shared with it through a link.
+/// timers' delays and the rename pairing's grace it quotes. ArchitectureDocTests
+/// (SyncBadgeCoreTests) checks the core's, and that no number beside a name goes unchecked;
+/// DocNumbers.swift is shared with it through a link.
 /// Pure: no watcher is started.
 @Suite struct ArchitectureWatcherNumbersTests {
     static let repository = URL(fileURLWithPath: #filePath)
@@ -22,6 +23,7 @@ import Testing
             .init("RecoveryTimers.maxDegradedDelay", milliseconds(RecoveryTimers.maxDegradedDelay), .milliseconds),
             .init("RecoveryTimers.overflowStormWindow", milliseconds(RecoveryTimers.overflowStormWindow), .milliseconds),
             .init("RecoveryTimers.maxOverflowDelay", milliseconds(RecoveryTimers.maxOverflowDelay), .milliseconds),
+            .init("MovePairing.arrivalGrace", milliseconds(MovePairing.arrivalGrace), .milliseconds),
         ]
     }
 
