@@ -7,10 +7,10 @@
 # and rclone figures, `syncbadge-syncthing`, `syncbadge-git` and `syncbadge-rclone` (default:
 # .build/release in the repository).
 # Results go to stdout and, as markdown, to $BENCH_OUT (default Benchmarks/results/latest.md). Names for
-# --only: register memory push-latency status-rtt pipelined idle cli-status prompt burst
+# --only: register memory push-latency move-push status-rtt pipelined idle cli-status prompt burst
 # million many-observers list-10k startup syncthing git rclone rclone-queue write-burst. --base DIR: another build's
 # syncbadged (the commit before a change, say), measured beside SYNCBADGE_BIN's in the same rounds
-# by the push-latency, write-burst and pipelined figures.
+# by the push-latency, move-push, write-burst and pipelined figures.
 #
 # This script installs the tools it needs (apt, only what is missing), compiles the C helpers
 # into a temp dir, raises the open-file limit, and runs Benchmarks/scripts/bench.py. Whatever

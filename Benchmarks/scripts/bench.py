@@ -301,6 +301,101 @@ def fig_push_latency(ctx, only):
     return figures
 
 
+def fig_move_push(ctx, only):
+    """Renames, timed like write→push: from `rename` returning until the observer is told. A
+    move out of every root is the one case the watcher holds: a move-from that meets an empty
+    queue waits up to `MovePairing.arrivalGrace` (50 ms) for its move-to before it counts as a
+    departure, since the kernel may queue the two halves of one rename apart. A rename within
+    the root is paired as soon as the move-to is read. With --base, the other build takes its
+    turn in the same rotation."""
+    n = 40 if ctx.quick else 200
+    block = 20
+    base = ctx.tmpdir("move")
+    outside = os.path.join(base, "outside")
+    os.makedirs(outside)
+    dirs = {}
+    for name in ("sb", "inw") + (("base",) if ctx.base else ()):
+        d = os.path.join(base, name, "obs")
+        os.makedirs(d)
+        for i in range(n):
+            for prefix in ("out", "ren"):
+                open(os.path.join(d, f"{prefix}{i}"), "w").close()
+        dirs[name] = d
+    daemons = {}
+    inw = None
+
+    def observed(name, bindir=None):
+        d = daemons[name] = Daemon(ctx, f"move{name}", bindir=bindir)
+        d.add_root(d.conn(), os.path.join(base, name))
+        obs = d.conn("viewer", "bench-observer")
+        obs.request("OBSERVE", dirs[name])
+        return obs
+
+    def timed(reader, move, want):
+        t0 = move()
+        deadline = t0 + 10
+        while True:
+            line, t = reader.readline(deadline)
+            if line.startswith(want):
+                return t - t0
+
+    def rename(src, dst):
+        def go():
+            os.rename(src, dst)
+            return now()
+        return go
+
+    def sb_moves(name, obs):
+        d = dirs[name]
+        return (lambda i: timed(obs.reader, rename(os.path.join(d, f"out{i}"), os.path.join(outside, f"{name}{i}")),
+                                f"* GONE {wire(os.path.join(d, f'out{i}'))}"),
+                lambda i: timed(obs.reader, rename(os.path.join(d, f"ren{i}"), os.path.join(d, f"new{i}")),
+                                f"* ITEM {wire(os.path.join(d, f'new{i}'))} pending "))
+
+    try:
+        observers = {"sb": observed("sb")}
+        if ctx.base:
+            observers["base"] = observed("base", ctx.base)
+        d = dirs["inw"]
+        inw = InotifyWait(ctx, ["-e", "moved_from,moved_to", "--format", "%e %w%f", d])
+        fns = {name: sb_moves(name, obs) for name, obs in observers.items()}
+        fns["inw"] = (lambda i: timed(inw.out, rename(os.path.join(d, f"out{i}"), os.path.join(outside, f"inw{i}")),
+                                      f"MOVED_FROM {os.path.join(d, f'out{i}')}"),
+                      lambda i: timed(inw.out, rename(os.path.join(d, f"ren{i}"), os.path.join(d, f"new{i}")),
+                                      f"MOVED_TO {os.path.join(d, f'new{i}')}"))
+        order = list(fns)
+        lat = {(name, kind): [] for name in order for kind in (0, 1)}
+        log(f"move push: {n} moves out and {n} renames per tool, interleaved in blocks of {block}")
+        for b, start in enumerate(range(0, n, block)):
+            k = b % len(order)
+            for name in order[k:] + order[:k]:
+                for kind in (0, 1):
+                    for i in range(start, min(n, start + block)):
+                        lat[(name, kind)].append(fns[name][kind](i))
+                time.sleep(0.02)
+                for reader in [obs.reader for obs in observers.values()] + [inw.out]:
+                    while reader.fill(0):
+                        pass
+                    reader.lines.clear()
+    finally:
+        if inw:
+            inw.stop()
+        for dm in daemons.values():
+            dm.stop()
+    figures = []
+    for kind, what, baseline in ((0, "move out of the root → GONE", "MOVED_FROM"),
+                                 (1, "rename in the root → ITEM", "MOVED_TO")):
+        sm, sp = median(lat[("sb", kind)]), percentile(lat[("sb", kind)], 99)
+        im = median(lat[("inw", kind)])
+        figures.append(Figure(f"{what} median ({n})", fmt_time(sm), f"inotifywait -m {baseline} {fmt_time(im)}",
+                              sm / im, "reference", None, note=f"p99 {fmt_time(sp)}"))
+        if ctx.base:
+            bm, bp = median(lat[("base", kind)]), percentile(lat[("base", kind)], 99)
+            figures.append(Figure(f"{what} median, vs --base", fmt_time(sm), f"--base build {fmt_time(bm)}",
+                                  sm / bm, "reference", None, note=f"p99 {fmt_time(sp)} against {fmt_time(bp)}"))
+    return figures
+
+
 # =============================================================================================
 # 4 and 5. STATUS round trips against the C echo server.
 
@@ -1575,6 +1670,7 @@ FIGURES = [
     # (names it answers to, function)
     (("register", "memory"), fig_register),
     (("push-latency",), fig_push_latency),
+    (("move-push",), fig_move_push),
     (("status-rtt", "pipelined"), fig_status),
     (("idle",), fig_idle),
     (("cli-status",), fig_cli),
