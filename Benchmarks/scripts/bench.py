@@ -178,6 +178,22 @@ def write_one(path):
     return now()
 
 
+def in_turns(n, block, names, turn, readers):
+    """Runs `turn(name, lo, hi)` for each block of `n` items, every name in turn, the first name
+    moving on by one each block, so that no tool always goes first. What else a turn caused (a
+    close_write, the directory's counts) is read and dropped between turns, outside the measured
+    waits."""
+    for b, lo in enumerate(range(0, n, block)):
+        k = b % len(names)
+        for name in names[k:] + names[:k]:
+            turn(name, lo, min(n, lo + block))
+            time.sleep(0.02)
+            for reader in readers:
+                while reader.fill(0):
+                    pass
+                reader.lines.clear()
+
+
 def fig_push_latency(ctx, only):
     """With run.sh --base, a daemon of the other build takes its turn in the same rotation: two
     builds compared in one run, on the same writes, rather than across runs (whose medians
@@ -255,22 +271,14 @@ def fig_push_latency(ctx, only):
                 if name in v.get("files", ()):
                     return t - t0
 
-        fns = [(name, pushed(name, obs)) for name, obs in observers.items()]
-        fns += [("inw", inw_one), ("wm", wm_one)]
-        lat = {name: [] for name, _ in fns}
+        fns = {name: pushed(name, obs) for name, obs in observers.items()}
+        fns.update(inw=inw_one, wm=wm_one)
+        lat = {name: [] for name in fns}
         log(f"push latency: {n} writes per tool, interleaved in blocks of {block}")
-        for b, start in enumerate(range(0, n, block)):
-            k = b % len(fns)
-            for name, fn in fns[k:] + fns[:k]:
-                for i in range(start, min(n, start + block)):
-                    lat[name].append(fn(i))
-                # Whatever else the writes caused (close_write, the directory's counts) is
-                # read now, outside the measured waits.
-                time.sleep(0.02)
-                for reader in [obs.reader for obs in observers.values()] + [inw.out]:
-                    while reader.fill(0):
-                        pass
-                    reader.lines.clear()
+
+        def turn(name, lo, hi):
+            lat[name] += [fns[name](i) for i in range(lo, hi)]
+        in_turns(n, block, list(fns), turn, [obs.reader for obs in observers.values()] + [inw.out])
     finally:
         if inw:
             inw.stop()
@@ -363,20 +371,13 @@ def fig_move_push(ctx, only):
                                       f"MOVED_FROM {os.path.join(d, f'out{i}')}"),
                       lambda i: timed(inw.out, rename(os.path.join(d, f"ren{i}"), os.path.join(d, f"new{i}")),
                                       f"MOVED_TO {os.path.join(d, f'new{i}')}"))
-        order = list(fns)
-        lat = {(name, kind): [] for name in order for kind in (0, 1)}
+        lat = {(name, kind): [] for name in fns for kind in (0, 1)}
         log(f"move push: {n} moves out and {n} renames per tool, interleaved in blocks of {block}")
-        for b, start in enumerate(range(0, n, block)):
-            k = b % len(order)
-            for name in order[k:] + order[:k]:
-                for kind in (0, 1):
-                    for i in range(start, min(n, start + block)):
-                        lat[(name, kind)].append(fns[name][kind](i))
-                time.sleep(0.02)
-                for reader in [obs.reader for obs in observers.values()] + [inw.out]:
-                    while reader.fill(0):
-                        pass
-                    reader.lines.clear()
+
+        def turn(name, lo, hi):
+            for kind in (0, 1):
+                lat[(name, kind)] += [fns[name][kind](i) for i in range(lo, hi)]
+        in_turns(n, block, list(fns), turn, [obs.reader for obs in observers.values()] + [inw.out])
     finally:
         if inw:
             inw.stop()
