@@ -340,11 +340,12 @@ def fig_move_push(ctx, only):
         return obs
 
     def timed(reader, move, want):
+        """`want` is a whole line, or its start up to the space after the path (an ITEM)."""
         t0 = move()
         deadline = t0 + 10
         while True:
             line, t = reader.readline(deadline)
-            if line.startswith(want):
+            if line == want or (want.endswith(" ") and line.startswith(want)):
                 return t - t0
 
     def rename(src, dst):
