@@ -104,10 +104,4 @@ import SyncBadgeProtocol
         r.dropped()
         #expect(r.due(now: t0) && r.saidLost)
     }
-
-    @Test func pollTimeoutRoundsUpAndIsInfiniteWithoutADeadline() {
-        #expect(PollTimeout.milliseconds(until: nil, now: t0) == -1)
-        #expect(PollTimeout.milliseconds(until: t0 + .microseconds(1500), now: t0) == 2)
-        #expect(PollTimeout.milliseconds(until: t0 - .seconds(1), now: t0) == 0)
-    }
 }

@@ -66,6 +66,9 @@ class TrayCase(unittest.TestCase):
 
     def setUp(self):
         self.work = tempfile.mkdtemp(prefix="syncbadge-tray-test.")
+        # The first cleanup runs last: after the daemon stopped, which would re-create its
+        # control files in a tree being removed (so the removal failed and left it in /tmp).
+        self.addCleanup(shutil.rmtree, self.work, ignore_errors=True)
         self.root = os.path.join(self.work, "Sync")
         os.makedirs(os.path.join(self.root, "docs", "deep"))
         for rel in ("a.txt", "b.txt", "c.txt", "docs/report.txt", "docs/deep/notes.txt", "docs/deep/old.txt"):
@@ -98,7 +101,6 @@ class TrayCase(unittest.TestCase):
             if self._outcome_failed():
                 with open(self.tray_log.name) as f:
                     sys.stderr.write("\n--- syncbadge-tray's log ---\n" + f.read())
-        shutil.rmtree(self.work, ignore_errors=True)
 
     def _outcome_failed(self):
         result = getattr(self._outcome, "result", None)

@@ -107,7 +107,9 @@ class VifmTests(unittest.TestCase):
             f.write(readme_vifmrc())
         runtime = os.path.join(self.work, "run")      # the daemon's socket directory, mode 0700
         env = ["SYNCBADGE_SOCKET=" + self.daemon.socket, "VIFM=" + config, "MYVIFMRC=" + os.path.join(config, "vifmrc"),
-               "XDG_RUNTIME_DIR=" + runtime, "HOME=" + self.work]
+               "XDG_RUNTIME_DIR=" + runtime, "HOME=" + self.work,
+               # vifm's server FIFO, which a vifm killed with its tmux server leaves behind.
+               "TMPDIR=" + self.work]
         server = "sbtest%d" % os.getpid()
         self.tmux("new-session", "-d", "-s", "vifm", "-x", "110", "-y", "20", "env", *env,
                   "vifm", "--server-name", server, root, root)

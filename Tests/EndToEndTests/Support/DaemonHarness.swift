@@ -149,6 +149,9 @@ final class DaemonHarness {
                 \(log)
                 """)
         }
+        // Before `temp` goes: a live daemon re-creates its control files as the directory is
+        // removed, which then fails and leaves the whole directory in /tmp.
+        stop(signal: SIGKILL)
     }
 }
 

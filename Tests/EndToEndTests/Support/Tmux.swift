@@ -80,10 +80,32 @@ final class TmuxScreen {
         try wait("\"\(text)\"", timeout: timeout) { $0.contains { $0.contains(text) } }
     }
 
+    /// Stops the server and waits until what ran in its panes has exited: the programs exit on
+    /// its SIGHUP and write as they go (fish its history), which would race the removal of the
+    /// test's directory and leave it in /tmp. Whatever is still there 5 s later gets SIGKILL.
     func kill() {
         guard !killed else { return }
         killed = true
+        let panes = ((try? run(["list-panes", "-a", "-F", "#{pane_pid}"])) ?? "")
+            .split(separator: "\n").compactMap { pid_t($0) }
+        let members = Self.processes(inSessionsOf: Set(panes))
         _ = try? run(["kill-server"])
+        let left = waitForExits(of: members, untilAtMost: 0, timeout: 5)
+        for pid in left { Glibc.kill(pid, SIGKILL) }
+        _ = waitForExits(of: left, untilAtMost: 0, timeout: 5)
+    }
+
+    /// Every process whose session one of `leaders` leads: a pane's program (tmux makes each
+    /// pane a session of its own) and what it started, a shell's background jobs included.
+    static func processes(inSessionsOf leaders: Set<pid_t>) -> [pid_t] {
+        let all = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { pid_t($0) }
+        return all.filter { pid in
+            // /proc/PID/stat: "pid (comm) state ppid pgrp session ...", comm may hold spaces.
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let comm = stat.lastIndex(of: ")") else { return false }
+            let fields = stat[stat.index(after: comm)...].split(separator: " ")
+            return fields.count > 3 && pid_t(fields[3]).map(leaders.contains) == true
+        }
     }
 
     deinit { kill() }
