@@ -260,6 +260,14 @@ def xdotool(*args):
                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=10)
 
 
+def window_titles():
+    """The titles of the screen's visible windows."""
+    r = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", ".", "getwindowname", "%@"],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                       universal_newlines=True, timeout=10)
+    return r.stdout.splitlines()   # none found: exit status 1 and no line
+
+
 def right_click(x, y):
     xdotool("mousemove", x, y)
     xdotool("click", 3)
