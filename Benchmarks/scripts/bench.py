@@ -354,24 +354,23 @@ def fig_move_push(ctx, only):
             return now()
         return go
 
-    def sb_moves(name, obs):
+    def moves(reader, name, gone, arrived):
+        """The two timed renames in `name`'s directory, told on `reader` by the lines gone(path)
+        and arrived(path)."""
         d = dirs[name]
-        return (lambda i: timed(obs.reader, rename(os.path.join(d, f"out{i}"), os.path.join(outside, f"{name}{i}")),
-                                f"* GONE {wire(os.path.join(d, f'out{i}'))}"),
-                lambda i: timed(obs.reader, rename(os.path.join(d, f"ren{i}"), os.path.join(d, f"new{i}")),
-                                f"* ITEM {wire(os.path.join(d, f'new{i}'))} pending "))
+        return (lambda i: timed(reader, rename(os.path.join(d, f"out{i}"), os.path.join(outside, f"{name}{i}")),
+                                gone(os.path.join(d, f"out{i}"))),
+                lambda i: timed(reader, rename(os.path.join(d, f"ren{i}"), os.path.join(d, f"new{i}")),
+                                arrived(os.path.join(d, f"new{i}"))))
 
     try:
         observers = {"sb": observed("sb")}
         if ctx.base:
             observers["base"] = observed("base", ctx.base)
-        d = dirs["inw"]
-        inw = InotifyWait(ctx, ["-e", "moved_from,moved_to", "--format", "%e %w%f", d])
-        fns = {name: sb_moves(name, obs) for name, obs in observers.items()}
-        fns["inw"] = (lambda i: timed(inw.out, rename(os.path.join(d, f"out{i}"), os.path.join(outside, f"inw{i}")),
-                                      f"MOVED_FROM {os.path.join(d, f'out{i}')}"),
-                      lambda i: timed(inw.out, rename(os.path.join(d, f"ren{i}"), os.path.join(d, f"new{i}")),
-                                      f"MOVED_TO {os.path.join(d, f'new{i}')}"))
+        inw = InotifyWait(ctx, ["-e", "moved_from,moved_to", "--format", "%e %w%f", dirs["inw"]])
+        fns = {name: moves(obs.reader, name, lambda p: f"* GONE {wire(p)}", lambda p: f"* ITEM {wire(p)} pending ")
+               for name, obs in observers.items()}
+        fns["inw"] = moves(inw.out, "inw", lambda p: f"MOVED_FROM {p}", lambda p: f"MOVED_TO {p}")
         lat = {(name, kind): [] for name in fns for kind in (0, 1)}
         log(f"move push: {n} moves out and {n} renames per tool, interleaved in blocks of {block}")
 
