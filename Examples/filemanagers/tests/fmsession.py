@@ -261,11 +261,15 @@ def xdotool(*args):
 
 
 def window_titles():
-    """The titles of the screen's visible windows."""
-    r = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", ".", "getwindowname", "%@"],
-                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                       universal_newlines=True, timeout=10)
-    return r.stdout.splitlines()   # none found: exit status 1 and no line
+    """The titles of the screen's visible windows (none where xdotool found none, or took over
+    10 s)."""
+    try:
+        r = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", ".", "getwindowname", "%@"],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           universal_newlines=True, timeout=10)
+    except subprocess.TimeoutExpired:
+        return []
+    return r.stdout.splitlines()
 
 
 def right_click(x, y):
