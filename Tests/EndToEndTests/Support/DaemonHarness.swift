@@ -142,7 +142,6 @@ final class DaemonHarness {
     deinit {
         // A daemon that died on its own (a crash, a precondition) is a failure of whatever
         // test used it, whether or not the test noticed: say how it ended and what it logged.
-        // (A running one is killed as the child goes.)
         if let p = child?.process, !p.isRunning {
             Issue.record("""
                 syncbadged exited on its own (\(p.terminationReason == .uncaughtSignal ? "signal" : "status") \(p.terminationStatus)); its log:

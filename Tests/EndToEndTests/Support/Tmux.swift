@@ -82,29 +82,41 @@ final class TmuxScreen {
 
     /// Stops the server and waits until what ran in its panes has exited: the programs exit on
     /// its SIGHUP and write as they go (fish its history), which would race the removal of the
-    /// test's directory and leave it in /tmp. Whatever is still there 5 s later gets SIGKILL.
+    /// test's directory and leave it in /tmp. The panes' sessions are looked at again after each
+    /// wait, since what a program starts as it hangs up (an exit hook) is in them too. Whatever
+    /// is still there 5 s later gets SIGKILL.
     func kill() {
         guard !killed else { return }
         killed = true
-        let panes = ((try? run(["list-panes", "-a", "-F", "#{pane_pid}"])) ?? "")
-            .split(separator: "\n").compactMap { pid_t($0) }
-        let members = Self.processes(inSessionsOf: Set(panes))
+        let panes = Set(((try? run(["list-panes", "-a", "-F", "#{pane_pid}"])) ?? "")
+            .split(separator: "\n").compactMap { pid_t($0) })
         _ = try? run(["kill-server"])
-        let left = waitForExits(of: members, untilAtMost: 0, timeout: 5)
-        for pid in left { Glibc.kill(pid, SIGKILL) }
-        _ = waitForExits(of: left, untilAtMost: 0, timeout: 5)
+        let deadline = Date().addingTimeInterval(5)
+        var left = Self.processes(inSessionsOf: panes)
+        while !left.isEmpty && deadline.timeIntervalSinceNow > 0 {
+            _ = waitForExits(of: left, untilAtMost: 0, timeout: deadline.timeIntervalSinceNow)
+            left = Self.processes(inSessionsOf: panes)
+        }
+        if !left.isEmpty {
+            print("TmuxScreen: \(left) still ran 5 s after the server's hangup: SIGKILL")
+            for pid in left { Glibc.kill(pid, SIGKILL) }
+            _ = waitForExits(of: left, untilAtMost: 0, timeout: 5)
+        }
     }
 
-    /// Every process whose session one of `leaders` leads: a pane's program (tmux makes each
-    /// pane a session of its own) and what it started, a shell's background jobs included.
+    /// Every live process whose session one of `leaders` leads: a pane's program (tmux makes
+    /// each pane a session of its own) and what it started, a shell's background jobs included.
+    /// Not the exited ones whose parent has not reaped them yet (zombies).
     static func processes(inSessionsOf leaders: Set<pid_t>) -> [pid_t] {
+        guard !leaders.isEmpty else { return [] }
         let all = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { pid_t($0) }
         return all.filter { pid in
-            // /proc/PID/stat: "pid (comm) state ppid pgrp session ...", comm may hold spaces.
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            // /proc/PID/stat: "pid (comm) state ppid pgrp session ...", comm may hold spaces and
+            // any byte (Latin-1 reads every one).
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .isoLatin1),
                   let comm = stat.lastIndex(of: ")") else { return false }
             let fields = stat[stat.index(after: comm)...].split(separator: " ")
-            return fields.count > 3 && pid_t(fields[3]).map(leaders.contains) == true
+            return fields.count > 3 && fields[0] != "Z" && pid_t(fields[3]).map(leaders.contains) == true
         }
     }
 
